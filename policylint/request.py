@@ -133,7 +133,7 @@ def discover(request: LintRequest, *, lazy: bool = False) -> tuple[Discovery, li
             helm_templates=request.helm_templates,
         )
     )
-    return found, _staged(request, found.sources, lazy=lazy) if request.staged else found.sources
+    return found, _staged(request, found, lazy=lazy) if request.staged else found.sources
 
 
 def materialized(discovered: tuple[Discovery, list[Source]]) -> tuple[Discovery, list[Source]]:
@@ -145,18 +145,28 @@ def materialized(discovered: tuple[Discovery, list[Source]]) -> tuple[Discovery,
     return found, materialize(sources)
 
 
-def _staged(request: LintRequest, sources: list[Source], *, lazy: bool = False) -> list[Source]:
+def _staged(request: LintRequest, found: Discovery, *, lazy: bool = False) -> list[Source]:
     """The sources as the index holds them (`--staged`), with the files the index holds that the
     work tree no longer does."""
     from policylint.input.git import repository_root, staged_files
-    from policylint.input.staged import removed_from_worktree, staged_snapshot
+    from policylint.input.staged import in_index, removed_from_worktree, staged_snapshot
 
+    sources = found.sources
     top = repository_root(os.getcwd())
     index = staged_files(top)  # parsed once for both questions
+    # Each source's name in the index, placed once for both questions from the absolute path
+    # discovery found it under.
+    named = in_index(sources, top, found.absolute)
     removed = removed_from_worktree(
-        sources, [*request.paths, *request.context_paths], top, request.walk, helm_templates=request.helm_templates, index=index
+        sources,
+        [*request.paths, *request.context_paths],
+        top,
+        request.walk,
+        helm_templates=request.helm_templates,
+        index=index,
+        named=named,
     )
-    staged = staged_snapshot(sources, top, index, lazy=lazy)
+    staged = staged_snapshot(sources, top, index, lazy=lazy, named=named)
     return sorted([*staged, *removed], key=lambda s: s.display) if removed else staged
 
 

@@ -31,13 +31,23 @@ def commit_sources(
     # `os.path.join(root, path)` for a path git lists (relative, never empty), joined as its
     # answer without its call per file.
     top = os.path.join(root, "")
+    # Whether `top + path` is normalised for every path git lists in normal form (no empty, `.` or
+    # `..` component: `_plain`), so that the path's directory and name are its last `/`'s sides
+    # and the rest of it under the working directory is relpath's answer.
+    plain_top = os.sep == "/" and os.path.normpath(top) + os.sep == top
     for path, blob in git.tree_files(commit, root):
         if not path.endswith(MANIFEST_SUFFIXES):
             continue
         absolute = top + path
         if not any(absolute == r or absolute.startswith(under) for r, under in roots):
             continue
-        if nonmanifest.classify_path(absolute, helm_templates=helm_templates, directories=directories) is not None:
+        plain = plain_top and _plain(path)
+        if plain:
+            directory, _, name = absolute.rpartition("/")
+            category = nonmanifest.classify_in(directory, name, helm_templates=helm_templates, directories=directories)
+        else:
+            category = nonmanifest.classify_path(absolute, helm_templates=helm_templates, directories=directories)
+        if category is not None:
             continue
         if exclude is not None and _excluded(exclude, absolute, root):
             continue
@@ -45,7 +55,8 @@ def commit_sources(
         # both sides of a change name, and fingerprint, a file alike: relative to the working
         # directory, the rest of the path where it lies under it (`relpath`'s answer, which
         # compares every component of both paths: a few milliseconds per thousand files).
-        relative = absolute[len(here) :] if absolute.startswith(here) and os.path.normpath(absolute) == absolute else None
+        under_here = absolute.startswith(here) and (plain or os.path.normpath(absolute) == absolute)
+        relative = absolute[len(here) :] if under_here else None
         chosen.append((display_name(relative or os.path.relpath(absolute)), absolute, blob))
     blobs = git.read_blobs([blob for _, _, blob in chosen], root)
     return [
@@ -53,6 +64,12 @@ def commit_sources(
         for (display, absolute, _), blob in zip(chosen, blobs)
         if blob is not None
     ]
+
+
+def _plain(path: str) -> bool:
+    """Whether a relative, `/`-separated path has no empty, `.` or `..` component (and so is its
+    own `normpath`), told conservatively: a component starting with a dot takes the long way."""
+    return not path.startswith(".") and "/." not in path and "//" not in path and not path.endswith("/")
 
 
 def _excluded(matcher: Any, absolute: str, root: str) -> bool:

@@ -124,9 +124,39 @@ def _git(args: Sequence[str], cwd: str, *, input_bytes: bytes | None = None) -> 
     return proc.stdout
 
 
-def repository_root(cwd: str) -> str:
+_TOP = ("rev-parse", "--show-toplevel")
+# `_verify("HEAD", ...)`'s question.
+_HEAD = ("rev-parse", "--verify", "--quiet", "--end-of-options", "HEAD^{commit}")
+
+
+def _top_and_head(cwd: str) -> None:
+    """Within a command's `snapshot`, the repository's top and HEAD's commit asked of one git
+    process, and kept as the answers of both questions: every command that asks for the top in a
+    snapshot (`--diff`, `--staged`, the gate) asks for HEAD next, and each git process is a fork
+    and a wait. Where the two cannot be told from one answer (no commit yet, not a repository, an
+    answer not of that shape), nothing is kept: each question is asked apart, as outside one."""
+    held = _SNAPSHOT
+    where = os.path.abspath(cwd)
+    if held is None or (where, _TOP) in held.answers:
+        return
     try:
-        out = _asked(["rev-parse", "--show-toplevel"], cwd)
+        out = _git([*_TOP, *_HEAD[1:]], cwd)
+    except GitError:
+        return
+    # The top, a newline, the commit and a newline: the top may itself hold a newline, the
+    # commit never does.
+    top, newline, head = out[:-1].rpartition(b"\n")
+    if not (out.endswith(b"\n") and newline and _is_object_id(head)):
+        return
+    held.answers[(where, _TOP)] = top + b"\n"
+    for place in {where, os.path.abspath(os.fsdecode(top))}:
+        held.answers.setdefault((place, _HEAD), head + b"\n")
+
+
+def repository_root(cwd: str) -> str:
+    _top_and_head(cwd)
+    try:
+        out = _asked(list(_TOP), cwd)
     except GitError:
         raise GitError("not a git repository (or any parent up to the filesystem root): --diff and --staged need one") from None
     # Exactly the one newline git adds: a directory name may itself end with one.

@@ -131,6 +131,15 @@ def classify_path(path: str, *, helm_templates: bool, directories: dict[str, tup
     cost of each file of a repository's base side.
     """
     directory, name = os.path.split(os.path.normpath(path))
+    return classify_in(directory, name, helm_templates=helm_templates, directories=directories)
+
+
+def classify_in(
+    directory: str, name: str, *, helm_templates: bool, directories: dict[str, tuple[bool, bool]] | None = None
+) -> str | None:
+    """`classify_path` of a file `name` in `directory`, as `os.path.split` of its normalised path
+    gives them: for a caller that has them apart already (a commit's tree, every path of which
+    git lists normalised), without normpath's parse of the whole path per file."""
     if name in KUSTOMIZE_FILES:
         return KUSTOMIZE
     if tool_file(name):

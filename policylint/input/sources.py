@@ -159,6 +159,11 @@ class Discovery:
     skipped: list[Skipped] = field(default_factory=list)
     # Warnings for the user, e.g. git could not say which ignored files are tracked.
     notes: list[str] = field(default_factory=list)
+    # Each source read from a path, by its display name: the absolute, normalised path it was
+    # found under (`os.path.abspath` of its `fs_path`), which discovery works out to tell files
+    # apart. A `--staged` run places every file in the index by it (policylint.request), where
+    # asking `abspath` again cost a call per file. Not part of what was found: not compared.
+    absolute: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 @frozen
@@ -567,4 +572,5 @@ def discover_all(
         sorted(sources.values(), key=lambda source: source.display),
         sorted(unique.values(), key=lambda s: s.display),
         [*(tracked.notes if tracked is not None else []), *notes],
+        {source.display: key for key, source in sources.items() if source.fs_path is not None},
     )

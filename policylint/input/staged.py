@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from policylint.input import nonmanifest
 from policylint.input.git import read_blobs, staged_files
@@ -29,19 +28,24 @@ def removed_from_worktree(
     *,
     helm_templates: bool = False,
     index: Mapping[str, str] | None = None,
+    named: Sequence[str | None] | None = None,
 ) -> list[Source]:
     """The staged files under the directories in `roots` that the walk did not find because the
     working tree no longer has them, with their staged content. `index`: `staged_files(top)`,
-    when the caller has it."""
+    when the caller has it; `named`: `in_index(sources, top)`, when the caller has it."""
     directories = [os.path.abspath(r) for r in roots if os.path.isdir(r)]
     if not directories:
         return []
-    found = {os.path.abspath(s.fs_path) for s in sources if s.fs_path is not None}
+    # The files found, by their name in the index: an index entry found is passed over by its
+    # name, where joining every entry to the top to compare absolute paths cost a call per file.
+    found = set(in_index(sources, top) if named is None else named)
     exclude = (walk or WalkFilter()).exclude_matcher()
     wanted: list[tuple[str, str]] = []
     for relative, blob in sorted((staged_files(top) if index is None else index).items()):
+        if relative in found:
+            continue
         path = os.path.join(top, *relative.split("/"))
-        if path in found or os.path.lexists(path) or not relative.lower().endswith(MANIFEST_SUFFIXES):
+        if os.path.lexists(path) or not relative.lower().endswith(MANIFEST_SUFFIXES):
             continue
         root = next((d for d in directories if path.startswith(d.rstrip(os.sep) + os.sep)), None)
         if root is None:
@@ -72,8 +76,33 @@ def _excluded(exclude: Matcher | NameMatcher, root: str, parts: list[str]) -> bo
     return False
 
 
+def in_index(sources: Sequence[Source], top: str, absolute: Mapping[str, str] | None = None) -> list[str | None]:
+    """Each source's name in the index of the repository whose top is `top` (its path relative to
+    the top, `/`-separated; None for one read from no path). `absolute`: the absolute, normalised
+    path of a source by its display name, as discovery found it (`Discovery.absolute`), else
+    `os.path.abspath` of its `fs_path`."""
+    top = os.path.abspath(top)
+    known = absolute or {}
+    out: list[str | None] = []
+    for source in sources:
+        if source.fs_path is None:
+            out.append(None)
+            continue
+        path = known.get(source.display)
+        if path is None:
+            path = os.path.abspath(source.fs_path)
+        relative = _relative(path, top)
+        out.append(relative if os.sep == "/" else relative.replace(os.sep, "/"))
+    return out
+
+
 def staged_snapshot(
-    sources: Sequence[Source], root: str, index: Mapping[str, str] | None = None, *, lazy: bool = False
+    sources: Sequence[Source],
+    root: str,
+    index: Mapping[str, str] | None = None,
+    *,
+    lazy: bool = False,
+    named: Sequence[str | None] | None = None,
 ) -> list[Source]:
     """`sources` as the index holds them: each tracked file's staged content (unstaged edits
     do not leak in), files the index does not hold left out. `index`: `staged_files(root)`, when
@@ -83,15 +112,12 @@ def staged_snapshot(
     them, and `materialize` reads them for a run that analyses."""
     index = staged_files(root) if index is None else index
     kept: list[tuple[Source, str]] = []
-    top = os.path.abspath(root)
-    for source in sources:
-        if source.fs_path is None:
-            continue
-        relative = _relative(os.path.abspath(source.fs_path), top).replace(os.sep, "/")
-        if relative in index:
-            kept.append((source, index[relative]))
+    for source, relative in zip(sources, in_index(sources, root) if named is None else named):
+        blob = index.get(relative) if relative is not None else None
+        if blob is not None:
+            kept.append((source, blob))
     if lazy:
-        return [replace(source, snapshot=True, blob=blob) if source.content is None else source for source, blob in kept]
+        return [_with_blob(source, blob) if source.content is None else source for source, blob in kept]
     return [s for s in _read(kept, root) if s is not None]
 
 
@@ -140,6 +166,21 @@ def _relative(path: str, top: str) -> str:
     search cost a run a few milliseconds per thousand files), else relpath's answer."""
     prefix = top if top.endswith(os.sep) else top + os.sep
     return path[len(prefix) :] if path.startswith(prefix) and len(path) > len(prefix) else os.path.relpath(path, top)
+
+
+def _with_blob(source: Source, blob: str) -> Source:
+    """`replace(source, snapshot=True, blob=blob)`, made by naming each field as `_with_content`
+    is (a call per staged file of every `--staged` run)."""
+    return Source(
+        display=source.display,
+        fs_path=source.fs_path,
+        content=source.content,
+        snapshot=True,
+        problem=source.problem,
+        identity=source.identity,
+        nofollow=source.nofollow,
+        blob=blob,
+    )
 
 
 def _as_on_disk(source: Source, object_id: str | None) -> bytes | None:

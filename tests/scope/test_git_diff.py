@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from policylint.cli import cli
-from tests.gitrepo import git, repository
+from tests.gitrepo import git, init, repository
 
 CLASS = """\
 apiVersion: gateway.networking.k8s.io/v1
@@ -322,11 +322,15 @@ def test_a_gated_staged_run_asks_git_each_question_once_and_reads_each_blob_once
     # other files are the staged ones.
     blobs = sorted(oid.decode() for args, sent in asked if args == ("cat-file", "--batch") and sent for oid in sent.split())
     assert blobs == sorted([staged["legacy.yaml"], old_gateway])
-    # rev-parse (the top, HEAD), diff, cat-file (the old blob), ls-files, cat-file (the staged
-    # blob), ls-tree (the base's files, and its top tree, where the configuration's names at
-    # HEAD are looked for: asked apart, that was an eighth); asked each time they were needed,
-    # that was 17 queries (6 of them again) and every blob read twice.
-    assert len(asked) == 7, asked
+    # rev-parse (the top and HEAD, in one process: asked apart, that was a seventh), diff,
+    # cat-file (the old blob), ls-files, cat-file (the staged blob), ls-tree (the base's files,
+    # and its top tree, where the configuration's names at HEAD are looked for: asked apart, that
+    # was an eighth); asked each time they were needed, that was 17 queries (6 of them again) and
+    # every blob read twice.
+    assert len(asked) == 6, asked
+    assert [args for args in queries if args[0] == "rev-parse"] == [
+        ("rev-parse", "--show-toplevel", "--verify", "--quiet", "--end-of-options", "HEAD^{commit}")
+    ]
     assert not any(args[0] == "ls-tree" and "-r" not in args for args in queries)
 
 
@@ -660,3 +664,129 @@ def test_a_commits_files_are_classified_once_per_directory_as_one_by_one(tmp_pat
             # Each directory of a file whose name leaves it to its directories once (the
             # kustomization's is known by its name alone): eight of them, twelve files.
             assert sorted(asked) == sorted({os.path.dirname(os.path.join(root, p)) for p in files})
+
+
+def test_the_staged_sources_are_placed_in_the_index_without_abspath_per_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--staged` places every walked file in the index by the absolute path discovery found it
+    under (`Discovery.absolute`, `staged.in_index`): each source is the file git stages, named by
+    its staged blob, with a file staged and gone from the working tree read from the index and an
+    untracked one left out, from the top and from a subdirectory naming the top as `..`; and
+    `os.path.abspath` is asked of no file found (the tree before asked it twice per file)."""
+    import os
+
+    from policylint import request as request_module
+    from policylint.request import LintRequest
+
+    files = {f"apps/team-{i}/route-{i}.yaml": CLASS.replace("name: eg", f"name: eg-{i}") for i in range(12)}
+    repo = repository(tmp_path / "repo", {**files, "class.yaml": CLASS, "policy.yaml": POLICY})
+    (repo / "apps" / "team-3" / "route-3.yaml").write_text(CLASS.replace("name: eg", "name: edited"))
+    git(repo, "add", "-A")
+    (repo / "policy.yaml").unlink()  # staged, gone from the working tree
+    (repo / "untracked.yaml").write_text(CLASS)
+    staged = {}
+    for line in git(repo, "ls-files", "-z", "--stage").split("\0"):
+        if line:
+            meta, _, name = line.partition("\t")
+            staged[name] = meta.split(" ")[1]
+    for where, top in ((repo, "."), (repo / "apps", "..")):
+        monkeypatch.chdir(where)
+        found = request_module.discover_all([top, top])
+        assert found.absolute == {s.display: os.path.abspath(s.fs_path) for s in found.sources if s.fs_path is not None}
+        asked: list[str] = []
+        real = os.path.abspath
+
+        def counted(path: Any, real: Any = real, asked: list[str] = asked) -> Any:
+            asked.append(path)
+            return real(path)
+
+        monkeypatch.setattr(os.path, "abspath", counted)
+        _, sources = request_module.discover(LintRequest(paths=(top,), context_paths=(top,), staged=True), lazy=True)
+        monkeypatch.setattr(os.path, "abspath", real)
+        # Only the file gone from the working tree is named from its path (`relpath`).
+        gone = os.path.join(git(repo, "rev-parse", "--show-toplevel").strip(), "policy.yaml")
+        assert {p for p in asked if str(p).endswith(".yaml")} == {gone}
+        prefix = "" if top == "." else "../"
+        assert [(s.display, s.blob or None, s.content is not None) for s in sources] == sorted(
+            (prefix + name, None if name == "policy.yaml" else blob, name == "policy.yaml") for name, blob in staged.items()
+        )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "a.yaml",
+        "apps/team-a/a.yaml",
+        "apps//a.yaml",
+        "./a.yaml",
+        "../a.yaml",
+        "apps/./a.yaml",
+        "apps/../a.yaml",
+        ".github/workflows/ci.yaml",
+        "apps/.hidden/a.yaml",
+        "chart/templates/a.yaml",
+        "chart/values.yaml",
+        "apps/kustomization.yaml",
+        "a..b/c.yaml",
+        "apps/",
+    ],
+)
+def test_a_commit_path_taken_apart_without_normpath_classifies_as_normpath(path: str) -> None:
+    """`commit._plain` says a path is its own `normpath` only where it is, and then
+    `classify_in` of its last `/`'s sides answers as `classify_path` of the path (the base side
+    takes a commit's paths apart so, without normpath's parse per file)."""
+    import os
+
+    from policylint.input import nonmanifest
+    from policylint.input.commit import _plain
+
+    absolute = "/srv/repo/" + path
+    if _plain(path):
+        assert os.path.normpath(absolute) == absolute
+        directory, _, name = absolute.rpartition("/")
+        assert (directory, name) == os.path.split(os.path.normpath(absolute))
+        for helm in (False, True):
+            assert nonmanifest.classify_in(directory, name, helm_templates=helm) == nonmanifest.classify_path(
+                absolute, helm_templates=helm
+            )
+    assert _plain(path) == (
+        path
+        in (
+            "a.yaml",
+            "apps/team-a/a.yaml",
+            "chart/templates/a.yaml",
+            "chart/values.yaml",
+            "apps/kustomization.yaml",
+            "a..b/c.yaml",
+        )
+    )
+
+
+def test_the_top_and_head_are_asked_of_one_process_within_a_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within a command's snapshot the repository's top and HEAD's commit are asked of one git
+    process, from a subdirectory of a repository whose top's name holds a newline, and are what
+    each question asked alone answers; before the first commit each is asked alone (HEAD names
+    no commit: the empty tree), and outside a snapshot nothing is kept."""
+    import os
+
+    from policylint.input import git as git_module
+
+    root = repository(tmp_path / "re\npo", {"apps/class.yaml": CLASS})
+    head = git(root, "rev-parse", "HEAD").strip()
+    monkeypatch.chdir(root / "apps")
+    asked = _git_requests(monkeypatch)
+    with git_module.snapshot():
+        top = git_module.repository_root(os.getcwd())
+        assert (top, git_module.head_or_empty_tree(top), git_module.has_commit(os.getcwd())) == (str(root), head, True)
+    assert [args[:2] for args, _ in asked] == [("rev-parse", "--show-toplevel")]
+    asked.clear()
+    assert git_module.repository_root(os.getcwd()) == str(root)
+    assert git_module.has_commit(str(root))
+    assert [args[:2] for args, _ in asked] == [("rev-parse", "--show-toplevel"), ("rev-parse", "--verify")]
+    unborn = init(tmp_path / "unborn")
+    monkeypatch.chdir(unborn)
+    with git_module.snapshot():
+        top = git_module.repository_root(os.getcwd())
+        assert (top, git_module.has_commit(top)) == (str(unborn), False)
+        assert git_module.head_or_empty_tree(top) == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # SHA-1's empty tree
