@@ -28,8 +28,9 @@ from policylint.identity import IdentityMap, IdentitySet, Numbering
 from policylint.input.positions import format_path
 from policylint.k8s.celrules import cel_failures, cel_nodes, cel_rejections, field_path, root_value, subtree_has_rules
 from policylint.k8s.cluster import Cluster
+from policylint.k8s.listchecks import DUPLICATE, LIST_TYPE
 from policylint.k8s.schemas import DEFAULT_CHANNEL, DEFAULT_GATEWAY_API_VERSION
-from policylint.k8s.schemawalk import DUPLICATE, LIST_TYPE, UNRENDERED, Pruned, violations
+from policylint.k8s.schemawalk import UNRENDERED, Pruned, violations
 from policylint.k8s.shapes import SharedShapes
 from policylint.k8s.verdicts import (
     EMBEDDED,

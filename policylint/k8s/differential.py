@@ -41,8 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 from policylint.k8s.celrules import UNSET, RuleOutcomes, evaluator
 from policylint.k8s.differences import Difference, converts_alike, difference
+from policylint.k8s.listchecks import LIST_TYPE
 from policylint.k8s.schemas import COMBINED
-from policylint.k8s.schemawalk import LIST_TYPE, violations, violations_below
+from policylint.k8s.schemawalk import violations, violations_below
 from policylint.k8s.verdicts import TOP_LEVEL_SKIPPED, template
 from policylint.k8s.verdicts import kept_key as verdict_key
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -64,7 +65,9 @@ the walk checks an object (the top-level fields the API server sets not required
 # fmt: off
 
 from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.schemawalk import _FIELDS, _ITEMS, _bound, _duplicates, _null_items, _string
+from policylint.k8s.listchecks import duplicates as _duplicates
+from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
+from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
 from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 '''
 
@@ -322,7 +325,7 @@ class _Writer:
         ]
         head = _MODULE.format(attribution="", about=about)
         if "_passes(" in body:
-            head += "from policylint.k8s.schemawalk import _NOT_QUICK as _NQ, _passes, _string_checks_of\n"
+            head += "from policylint.k8s.schemawalk import NOT_QUICK as _NQ, passes as _passes, string_checks_of as _string_checks_of\n"
         return head + "\n\n" + "\n".join(self.consts) + "\n\n\n" + body + "\n\n" + "\n".join(bind) + "\n" + "\n".join(tail)
 
 
@@ -330,10 +333,12 @@ def _module_name(group: str, kind: str) -> str:
     return "_" + group.replace(".", "_").replace("-", "_") + "_" + kind.lower()
 
 
-def _names(text: str, prefix: str) -> set[str]:
-    import re
+# A generated name: its letters (`v` a node's function, `r` a root's, ...) and its number.
+_NUMBERED = re.compile(r"\b([A-Za-z]+)(\d+)\b")
 
-    return set(re.findall(rf"\b{prefix}\d+\b", text))
+
+def _names(text: str, prefix: str) -> set[str]:
+    return {found.group(0) for found in _NUMBERED.finditer(text) if found.group(1) == prefix}
 
 
 def _names_int(text: str, prefix: str) -> set[int]:

@@ -4,11 +4,11 @@ bounds, patterns, formats, required fields, list types and the combinators (`vio
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from policylint.input.positions import format_path
+from policylint.k8s.listchecks import LIST_TYPE, duplicates
 from policylint.k8s.schemacode import NOTHING as _NOTHING
 from policylint.k8s.schemacode import UNSHAPED as _UNSHAPED
 from policylint.k8s.schemacode import root_function
@@ -281,33 +281,33 @@ class _Walk:
     def _list(self, value: list[Any], node: Mapping[str, Any], path: tuple[str | int, ...], plan: _Plan) -> None:
         out = self.out
         if plan.item_bounds is not None:
-            _bound(out, path, len(value), plan.item_bounds, _ITEMS)
+            bound(out, path, len(value), plan.item_bounds, ITEMS)
         items = plan.items
         if items is not None:
             if None in value:
-                _null_items(out, path, value, items)
+                null_items(out, path, value, items)
             if plan.items_entered:
                 # Items that pass their plain checks (a route's hostnames) are not pushed; an
                 # alternative's walk spends its budget per value visited, and visits them all.
-                checks, numbers = (None, _NOT_QUICK) if self.counted else plan.item_checks
-                if checks is not None or numbers is not _NOT_QUICK:
-                    # Only a string or an integer can pass without a visit (`_passes`): most items
+                checks, numbers = (None, NOT_QUICK) if self.counted else plan.item_checks
+                if checks is not None or numbers is not NOT_QUICK:
+                    # Only a string or an integer can pass without a visit (`passes`): most items
                     # are maps (a route's rules, references), asked nothing more.
                     pushed = [
                         (v, items, (*path, i))
                         for i, v in enumerate(value)
-                        if not ((type(v) is str or type(v) is int) and _passes(v, checks, numbers))
+                        if not ((type(v) is str or type(v) is int) and passes(v, checks, numbers))
                     ]
                 else:
                     pushed = [(v, items, (*path, i)) for i, v in enumerate(value)]
                 self.stack.extend(reversed(pushed))
         if plan.list_type and len(value) > 1:  # one item repeats nothing
-            _duplicates(out, path, value, node, items if isinstance(items, dict) else {})
+            duplicates(out, path, value, node, items if isinstance(items, dict) else {})
 
     def _map(self, value: dict[Any, Any], node: Mapping[str, Any], path: tuple[str | int, ...], plan: _Plan) -> None:
         out = self.out
         if plan.field_bounds is not None:
-            _bound(out, path, len(value), plan.field_bounds, _FIELDS)
+            bound(out, path, len(value), plan.field_bounds, FIELDS)
         for name in plan.required:
             if value.get(name) is None:
                 out.append(((*path, name), "is required by the schema and missing", "FieldValueRequired"))
@@ -333,7 +333,7 @@ class _Walk:
                         if pattern is not None or fmt is not None:
                             _plain_string_checked(out, path, key, child, checks)
                         continue
-            elif type(child) is int and numbers is not _NOT_QUICK and quick and (numbers is None or _in_bounds(child, numbers)):
+            elif type(child) is int and numbers is not NOT_QUICK and quick and (numbers is None or _in_bounds(child, numbers)):
                 continue  # an integer within its bounds (a listener's port): nothing to report
             children.append((child, sub, (*path, key)))
         self.stack.extend(reversed(children))
@@ -348,9 +348,9 @@ def _scalar(out: list[_Violation], path: tuple[str | int, ...], value: Any, node
         out.append((path, f"is {value!r}, not one of the values the schema allows ({shown})", "FieldValueNotSupported"))
     if isinstance(value, str):
         if plan.lengths is not None:
-            _bound(out, path, len(value), plan.lengths, _LENGTH)
+            bound(out, path, len(value), plan.lengths, _LENGTH)
         if plan.textual:
-            _string(out, path, value, node)
+            check_string(out, path, value, node)
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and plan.numbers is not None:
         _value_bound(out, path, value, plan.numbers)
 
@@ -423,9 +423,9 @@ class _Plan:
         items = node.get("items")
         self.items = items if isinstance(items, dict) else None
         self.items_entered = self.items is not None and CHECKED not in self.items
-        # How an item that is a plain string or integer is judged without a visit (`_passes`).
+        # How an item that is a plain string or integer is judged without a visit (`passes`).
         entered = self.items if self.items_entered else None
-        self.item_checks = (None, _NOT_QUICK) if entered is None else (_string_checks_of(entered), _integer_bounds(entered))
+        self.item_checks = (None, NOT_QUICK) if entered is None else (string_checks_of(entered), _integer_bounds(entered))
         self.list_type = LIST_TYPE in node
         # What `_map` reads.
         properties = node.get("properties") or {}
@@ -457,29 +457,29 @@ def _field_plan(sub: Any) -> tuple[Any, Any, Any]:
     None: the walk visits the value; `_SKIPPED`: the walk does not enter it; and an integer's
     bounds where they are all there is to check (`_integer_bounds`))."""
     if sub is None:
-        return None, None, _NOT_QUICK
+        return None, None, NOT_QUICK
     if CHECKED in sub:
-        return sub, _SKIPPED, _NOT_QUICK
-    return sub, _string_checks_of(sub), _integer_bounds(sub)
+        return sub, _SKIPPED, NOT_QUICK
+    return sub, string_checks_of(sub), _integer_bounds(sub)
 
 
-def _string_checks_of(sub: Mapping[str, Any]) -> tuple[Any, ...] | None:
+def string_checks_of(sub: Mapping[str, Any]) -> tuple[Any, ...] | None:
     """A string's minLength, maxLength, pattern, format and node, where that is all it checks."""
     if sub.get("type") != "string" or "enum" in sub or COMBINED in sub:
         return None
     return (sub.get("minLength"), sub.get("maxLength"), sub.get("pattern"), sub.get("format"), sub)
 
 
-_NOT_QUICK: Any = object()  # an integer there is visited (`_integer_bounds`)
+NOT_QUICK: Any = object()  # an integer there is visited (`_integer_bounds`)
 _VISITED_INTEGER = ("enum", COMBINED, PRESERVE, EMBEDDED, "x-kubernetes-int-or-string")
 
 
 def _integer_bounds(sub: Mapping[str, Any]) -> Any:
     """All `_Walk._visit` checks of an integer (`type(value) is int`) under an integer node that
     has none of `_VISITED_INTEGER` (more checks, or others): its bounds, as `_Plan.numbers` (None:
-    none); an integer within them is not pushed. `_NOT_QUICK`: any other node."""
+    none); an integer within them is not pushed. `NOT_QUICK`: any other node."""
     if sub.get("type") != "integer" or any(k in sub for k in _VISITED_INTEGER):
-        return _NOT_QUICK
+        return NOT_QUICK
     if "minimum" in sub or "maximum" in sub:
         return (sub.get("minimum"), sub.get("maximum"), sub.get("exclusiveMinimum") is True, sub.get("exclusiveMaximum") is True)
     return None
@@ -492,10 +492,10 @@ def _in_bounds(value: int, numbers: tuple[Any, Any, bool, bool]) -> bool:
     return not low and not (isinstance(most, (int, float)) and (value > most or (below and value == most)))
 
 
-def _passes(item: Any, checks: tuple[Any, ...] | None, numbers: Any) -> bool:
+def passes(item: Any, checks: tuple[Any, ...] | None, numbers: Any) -> bool:
     """Whether `_Walk._visit` would report nothing of a list item, by its node's plain checks."""
     if type(item) is int:
-        return numbers is not _NOT_QUICK and (numbers is None or _in_bounds(item, numbers))
+        return numbers is not NOT_QUICK and (numbers is None or _in_bounds(item, numbers))
     if type(item) is not str or checks is None:
         return False
     least, most, pattern, fmt, _ = checks
@@ -533,16 +533,12 @@ def _plain_string_checked(
             if (isinstance(pattern, str) and matches(pattern, child) is False) or (
                 isinstance(fmt, str) and format_ok(fmt, child) is False
             ):
-                _string(out, (*path, key), child, sub)
+                check_string(out, (*path, key), child, sub)
         return True
     return False
 
 
-LIST_TYPE = "x-kubernetes-list-type"
-DUPLICATE = "FieldValueDuplicate"  # the API server's field error type for a duplicate list item
-
-
-def _null_items(out: list[_Violation], path: tuple[str | int, ...], value: list[Any], items: Mapping[str, Any]) -> None:
+def null_items(out: list[_Violation], path: tuple[str | int, ...], value: list[Any], items: Mapping[str, Any]) -> None:
     """A null list item is not an unset field, as a null field is: the API server refuses it as
     a value of the wrong type, unless the item schema is nullable."""
     wanted = items.get("type")
@@ -552,57 +548,6 @@ def _null_items(out: list[_Violation], path: tuple[str | int, ...], value: list[
         if item is None:
             what = f"{'an' if wanted[0] in 'aeio' else 'a'} {wanted}"
             out.append(((*path, i), f"is null, where the schema takes {what}", _TYPE))
-
-
-def _duplicates(
-    out: list[_Violation], path: tuple[str | int, ...], value: list[Any], node: Mapping[str, Any], items: Mapping[str, Any]
-) -> None:
-    """Items a `set` list holds twice, or a `map` list holds under the same keys (the API server's
-    "Duplicate value"; Kubernetes' "Merge strategy" of structural schemas), each value or key
-    once, at its first repeat (a list of thousands of one value is one mistake). The keys of a map
-    list read an item's value or, where it has none, the key's default, as the API server
-    defaults an item before it validates."""
-    list_type = node.get(LIST_TYPE)
-    if list_type == "set":
-        keys: list[str] = []
-        noun = "the list is a set (x-kubernetes-list-type: set), so each value may appear once"
-    elif list_type == "map":
-        keys = [k for k in node.get("x-kubernetes-list-map-keys") or () if isinstance(k, str)]
-        if not keys:
-            return
-        noun = (
-            f"the list is a map keyed by {', '.join(keys)} (x-kubernetes-list-type: map), so each"
-            f" {'key' if len(keys) == 1 else 'combination of keys'} may appear once"
-        )
-    else:
-        return
-    properties = items.get("properties") or {}
-    first: dict[Any, int] = {}
-    said: set[Any] = set()
-    for i, item in enumerate(value):
-        if list_type == "set":
-            if item is None:
-                continue
-            key: Any = _identity(item)
-        else:
-            if type(item) is not dict:
-                continue  # the wrong type: a type violation already
-            key = tuple(_identity(item.get(k, (properties.get(k) or {}).get("default"))) for k in keys)
-        j = first.setdefault(key, i)
-        if j != i and key not in said:
-            said.add(key)
-            out.append(((*path, i), f"duplicates item [{j}]: {noun}", DUPLICATE))
-
-
-def _identity(value: Any) -> Any:
-    """A hashable value equal for two YAML values exactly when they are equal as JSON values of
-    the same types (`1` is not `"1"`, nor `true`)."""
-    if type(value) in (str, int, float, bool) or value is None:
-        return (type(value), value)
-    try:
-        return (type(value), json.dumps(value, sort_keys=True, default=str))
-    except (RecursionError, ValueError):
-        return object()  # too deep to compare (the loader's bounds refuse most such input): unequal
 
 
 def _combined(
@@ -732,13 +677,13 @@ def _defaulted(value: Any, node: Mapping[str, Any], budget: _Budget) -> Any:
     return value
 
 
-# The keywords bounding a count (`_bound`), and what is counted.
+# The keywords bounding a count (`bound`), and what is counted.
 _LENGTH = ("minLength", "maxLength", "characters long")
-_ITEMS = ("minItems", "maxItems", "items")
-_FIELDS = ("minProperties", "maxProperties", "fields")
+ITEMS = ("minItems", "maxItems", "items")
+FIELDS = ("minProperties", "maxProperties", "fields")
 
 
-def _bound(
+def bound(
     out: list[_Violation], path: tuple[str | int, ...], n: int, bounds: tuple[Any, Any], words: tuple[str, str, str]
 ) -> None:
     """A count against the node's lower and upper bound (`_Plan`), `words` naming them."""
@@ -754,7 +699,7 @@ def _shown(text: str, most: int = 80) -> str:
     return repr(text if len(text) <= most else text[:most] + "...")
 
 
-def _string(out: list[_Violation], path: tuple[str | int, ...], value: str, node: Mapping[str, Any]) -> None:
+def check_string(out: list[_Violation], path: tuple[str | int, ...], value: str, node: Mapping[str, Any]) -> None:
     """The schema's `pattern` (Go regexp, searched) and `format` (kube-openapi strfmt)."""
     format_ok, matches = _string_checks()
     pattern, fmt = node.get("pattern"), node.get("format")

@@ -203,13 +203,13 @@ class Pool:
                     )
                 )
             )
-            units = {id(pool): [unit for bundle in pool.todo for unit in bundle] for pool in pools}
-            keys = {id(pool): {key(unit) for unit in units[id(pool)]} for pool in pools}
+            units = {pool: [unit for bundle in pool.todo for unit in bundle] for pool in pools}
+            keys = {pool: {key(unit) for unit in units[pool]} for pool in pools}
             for pool, child in _ready_first(pools):
-                received = _collect(child, keys[id(pool)], pool)
+                received = _collect(child, keys[pool], pool)
                 if received is not None:
                     results.update(received)
-            missing = [unit for pool in pools for unit in units[id(pool)] if key(unit) not in results]
+            missing = [unit for pool in pools for unit in units[pool] if key(unit) not in results]
             if missing:  # a child failed: its units, run here
                 results.update(run_units(missing))
             return results

@@ -348,6 +348,22 @@ PATTERNS: dict[str, Adversarial] = {
     ),
     "policylint.input.positions._OTHER_BREAKS": Adversarial(("search", "finditer"), lambda n: ["\n" * n, "\r" * n]),
     "policylint.input.positions._DOCUMENT_BOUNDARY": _BOUNDARY,
+    # A document's shape: a line whose plain value ends it, the value set aside.
+    "policylint.input.blockshapes._VALUE_LINE": Adversarial(
+        ("fullmatch",),
+        lambda n: [
+            " " * n + "a",
+            "- " * (n // 2) + "a",
+            "a" * n + ": " + "b " * (n // 2) + "#",
+            "- a: " + "b " * (n // 2) + ":",
+            "a: " + "b" * n + " " * n + "!",
+            "a:" * n,
+        ],
+    ),
+    # The names the generated checks give their functions and tables, read back by the generator.
+    "policylint.k8s.schemacodegen._NUMBERED": Adversarial(
+        ("finditer",), lambda n: ["v" * n + "1" * n + "v", "v1" * (n // 2), "a" * n, "1" * n + "a"]
+    ),
     # The globs of files that are not manifests, over a walked file's name.
     "policylint.input.nonmanifest._TOOL_FILE": Adversarial(
         ("match",),

@@ -45,6 +45,7 @@ ID_KEYS_KEPT = {
     "policylint/k8s/celrules.py": "cel_failures(): (schema node, value shape) memo keys, and each node's plan (which holds the node)",
     "policylint/k8s/differences.py": "pairs of bundled schema nodes (held by the tables' entries) and memo keys as celrules'",
     "policylint/k8s/differential.py": "the pairs' differences at a position and the documents' maps and lists (held by the tables' entries), and memo keys as celrules'",
+    "policylint/k8s/schemacode.py": "the generated checks bound to the bundled schema nodes they were written from (held by the table and kept beside their id), and memo keys as schemawalk's",
     "policylint/input/sharing.py": "the hash-consing key of a document's child map or list, held by its parent in the loader's table",
 }
 

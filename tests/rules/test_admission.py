@@ -447,7 +447,7 @@ def _scalars_schema() -> dict[str, Any]:
 def test_integers_and_plain_list_items_that_pass_are_not_visited() -> None:
     """The structural walk judges an integer under a node that checks only its bounds, and a list
     item that is a string or integer its node checks only plainly (length, pattern, format,
-    bounds), where it stands, and visits only those that fail (`schemawalk._passes`): a Gateway's
+    bounds), where it stands, and visits only those that fail (`schemawalk.passes`): a Gateway's
     60 listener ports and a route's hostnames cost no visit each. What is refused is found as
     before, worked out by hand: port 0 below the minimum, 70000 above the maximum, `above` 0 at
     its exclusive minimum, a level outside its enum, a hostname off its pattern, one too long, a
@@ -524,13 +524,13 @@ def test_judging_integers_and_list_items_where_they_stand_refuses_what_visiting_
         return {"spec": spec}
 
     def visiting_all(data: dict[str, Any]) -> list[Any]:
-        saved = schemawalk._integer_bounds, schemawalk._passes
-        schemawalk._integer_bounds = lambda sub: schemawalk._NOT_QUICK  # type: ignore[assignment]
-        schemawalk._passes = lambda item, checks, numbers: False  # type: ignore[assignment]
+        saved = schemawalk._integer_bounds, schemawalk.passes
+        schemawalk._integer_bounds = lambda sub: schemawalk.NOT_QUICK  # type: ignore[assignment]
+        schemawalk.passes = lambda item, checks, numbers: False  # type: ignore[assignment]
         try:
             return schemawalk.violations(data, _scalars_schema())
         finally:
-            schemawalk._integer_bounds, schemawalk._passes = saved
+            schemawalk._integer_bounds, schemawalk.passes = saved
 
     differing = 0
     for _ in range(400):

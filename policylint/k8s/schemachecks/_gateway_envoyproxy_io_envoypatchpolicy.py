@@ -14,7 +14,9 @@ the walk checks an object (the top-level fields the API server sets not required
 # fmt: off
 
 from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.schemawalk import _FIELDS, _ITEMS, _bound, _duplicates, _null_items, _string
+from policylint.k8s.listchecks import duplicates as _duplicates
+from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
+from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
 from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
