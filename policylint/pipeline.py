@@ -504,8 +504,6 @@ def _lint(
     wanted = {stage for rule in selected for stage in rule.reads}
     if request.report_policies:
         wanted.add(Stage.SIMULATION)  # the JSON report's enforcement and blast radius
-    # Before the resolver consumes the texts: the files that may hold `# policylint:` comments.
-    commented = suppressions.texts_with_comments(texts)
     # The spans earlier runs answered of files whose bytes are unchanged: a long-lived process's,
     # else the cache's (policylint.incremental.spans).
     spans = kept_spans(project, resident)
@@ -524,6 +522,11 @@ def _lint(
         handback=_handed_back(project, wanted, resident),
     )
     try:
+        # The files that may hold `# policylint:` comments, which only this process reads (the
+        # suppressions, after the rules): found once the first rule process is forked, not in the
+        # stretch before it, where the other CPU waits (docs/performance.md, "`--jobs 2`: the
+        # objects built with fewer calls before the first fork").
+        commented = suppressions.texts_with_comments(texts)
         failures = build_stages(
             project, {Stage.ADMISSION, Stage.TOPOLOGY} & set(closure(frozenset(wanted))), expect=partial(_take_verdicts, started)
         )

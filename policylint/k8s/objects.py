@@ -67,7 +67,15 @@ class Metadata:
 
 
 def _string_map(value: Any) -> bool:
-    return type(value) is dict and all(type(k) is str and type(v) is str for k, v in value.items())
+    # A loop rather than `all` over a generator: run for every object's labels and annotations
+    # before the first fork of `--jobs`, where nothing else runs (docs/performance.md, "`--jobs 2`:
+    # the objects built with fewer calls before the first fork").
+    if type(value) is not dict:
+        return False
+    for k, v in value.items():  # noqa: SIM110 - a loop, not `all` over a generator: see above
+        if type(k) is not str or type(v) is not str:
+            return False
+    return True
 
 
 def _metadata(raw: dict[str, Any]) -> Metadata | None:
@@ -130,11 +138,28 @@ class KindInfo:
     sections: SectionSpec | None = None
 
 
+class TypeFacts(NamedTuple):
+    """What an object's apiVersion and kind decide of it, the same for every object of the type."""
+
+    tool: str | None  # the tool whose configuration file it is (`configuration_tool`); None: an object
+    group: str
+    cluster_scoped: bool
+
+
+# The (apiVersion, kind) pairs a registry holds what they decide of (`KindRegistry.type_of`): a
+# run's inputs name a few dozen; a language server's registry lives on, and a workspace of
+# made-up types would otherwise grow it for ever.
+TYPES_HELD = 4096
+
+
 class KindRegistry:
     """Scope and sections of known kinds: built-in data, plus CRDs found in the input."""
 
     def __init__(self, kinds: Iterable[KindInfo]) -> None:
         self._kinds: dict[tuple[str, str], KindInfo] = {(k.group, k.kind): k for k in kinds}
+        # What each apiVersion and kind decide of an object (`type_of`), by the pair: a run's
+        # objects are a few types many times over.
+        self._types: dict[tuple[str, str], TypeFacts] = {}
 
     @classmethod
     @functools.cache
@@ -159,6 +184,21 @@ class KindRegistry:
 
     def get(self, group: str, kind: str) -> KindInfo | None:
         return self._kinds.get((group, kind))
+
+    def type_of(self, api_version: str, kind: str) -> TypeFacts:
+        """What an object's apiVersion and kind decide of it (`TypeFacts`), worked out once per pair
+        while at most `TYPES_HELD` are held: `build_objects` asks it of every document, before the
+        first fork of `--jobs` (docs/performance.md, "`--jobs 2`: the objects built with fewer
+        calls before the first fork")."""
+        known = self._types.get((api_version, kind))
+        if known is None:
+            if len(self._types) >= TYPES_HELD:
+                self._types.clear()
+            group = split_api_version(api_version)[0]
+            known = self._types[(api_version, kind)] = TypeFacts(
+                configuration_tool(api_version, kind), group, self.is_cluster_scoped(group, kind)
+            )
+        return known
 
     def groups(self) -> frozenset[str]:
         return frozenset(group for group, _ in self._kinds)
@@ -225,7 +265,9 @@ class K8sObject:
         return join(format_path(self.prefix), *_parts(path))
 
     def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.doc.file, self.doc.line, self.doc.column, format_path(self.prefix))
+        # Nearly every object is a document of its own: its prefix, empty, formats as "".
+        doc = self.doc
+        return (doc.file, doc.line, doc.column, format_path(self.prefix) if self.prefix else "")
 
 
 def _parts(path: str) -> list[PathPart]:
@@ -290,6 +332,16 @@ def _not_an_object(where: str, api_version: Any, kind: Any) -> str | None:
     return f"document{where} is not a Kubernetes object: {'; '.join(reasons + wrong)}; ignored"
 
 
+def _typed(where: str, api_version: Any, kind: Any, kinds: KindRegistry) -> TypeFacts | str:
+    """What the document's type decides of it (`KindRegistry.type_of`), or why its apiVersion and
+    kind name no type (`_not_an_object`): two non-empty strings always name one."""
+    if type(api_version) is not str or type(kind) is not str or not api_version or not kind:
+        identity = _not_an_object(where, api_version, kind)
+        if identity is not None:
+            return identity
+    return kinds.type_of(api_version, kind)
+
+
 @record(slots=True)
 class BuildResult:
     objects: list[K8sObject]
@@ -335,12 +387,12 @@ def _build_one(
         issues.append(problem(NOT_AN_OBJECT, f"document{where} is {kind_of}, not a Kubernetes object; ignored"))
         return
     api_version, kind = data.get("apiVersion"), data.get("kind")
-    identity = _not_an_object(where, api_version, kind)
-    if identity is not None:
-        issues.append(problem(NOT_AN_OBJECT, identity))
+    typed = _typed(where, api_version, kind, kinds)
+    if isinstance(typed, str):
+        issues.append(problem(NOT_AN_OBJECT, typed))
         return
     assert isinstance(api_version, str) and isinstance(kind, str)
-    tool = configuration_tool(api_version, kind)
+    tool, group, cluster_scoped = typed
     if tool is not None:
         message = f"{api_version} {kind} is a file read by {tool}, which no API server serves: not a Kubernetes object; ignored"
         issues.append(problem(NOT_AN_OBJECT, message))
@@ -374,8 +426,7 @@ def _build_one(
         if meta_ok:
             issues.append(problem(MALFORMED_METADATA, f"{kind} has no metadata.name; ignored", "metadata"))
         return
-    group = split_api_version(api_version)[0]
-    if kinds.is_cluster_scoped(group, kind):
+    if cluster_scoped:
         namespace = None
     else:
         namespace = meta.namespace or default_namespace
