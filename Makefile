@@ -10,7 +10,7 @@ FUZZ_EXAMPLES ?= 20000
 # `make hostile`: every hostile input in bounded time and memory (fuzz/README.md); `HOSTILE_ARGS=-k alias`.
 HOSTILE_ARGS ?=
 
-.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance editor-capture profiles schemachecks dist vscode clean FORCE
+.PHONY: demo test test-all test-pythons check-code lint-examples bench fuzz hostile conformance editor-capture profiles schemachecks differences dist vscode clean FORCE
 CODE := policylint tests benchmarks fuzz
 
 # The oldest Python policylint runs on (pyproject.toml: requires-python). The interpreter is asked
@@ -102,6 +102,12 @@ profiles: $(STAMP)
 # when they are stale: regenerate after `python -m policylint.k8s.schemas tests/data/crds`.
 schemachecks: $(STAMP)
 	$(BIN)/python -m policylint.k8s.schemacodegen
+
+# The differences of every pair of bundled schemas of one kind (policylint/k8s/schema_differences.json),
+# written from the same archive; tests/k8s/test_schema_differences.py fails when they are stale:
+# regenerate after `python -m policylint.k8s.schemas tests/data/crds`.
+differences: $(STAMP)
+	$(BIN)/python -m policylint.k8s.differencesgen
 
 # The sdist and the wheel, as the release workflow builds them (.github/workflows/release.yml): the
 # wheel is built from the sdist, so a file the sdist cannot carry fails here, and both pass

@@ -55,10 +55,11 @@ first's cost unknown) is answered by walking the other schema whole. The convers
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.identity import IdentityMap
-from policylint.k8s.schemas import COMBINED
+from policylint.k8s.schemas import BUILT, COMBINED
 from policylint.k8s.schemawalk import CHECKED
 from policylint.k8s.verdicts import VALIDATIONS
 from policylint.values import record
@@ -97,13 +98,98 @@ _PAIRS: dict[tuple[int, int], tuple[Mapping[str, Any], Mapping[str, Any], Differ
 
 def difference(first: Mapping[str, Any], other: Mapping[str, Any]) -> Difference | None:
     """The difference of two root schemas of one kind (None: nothing to look at, the first's
-    verdict is the other's), worked out once per process (bundled schemas live for the process;
-    the entry holds both, so their ids stay theirs)."""
+    verdict is the other's), read from the bundled pairs' data where both are bundled roots
+    (`_written`), else worked out; once per process (bundled schemas live for the process; the
+    entry holds both, so their ids stay theirs)."""
     key = (id(first), id(other))
     got = _PAIRS.get(key)
     if got is None:
-        got = _PAIRS[key] = (first, other, _difference(first, other))
+        found = _written(first, other)
+        got = _PAIRS[key] = (first, other, _difference(first, other) if found is _UNSET else found)
     return got[2]
+
+
+# The differences of every pair of bundled roots of one kind, written ahead from the bundled
+# table (policylint.k8s.differencesgen): working them out compiled the other releases' CEL rules
+# (`_rules_alike`) and compared their nodes, for a tenth of what a run spent on the other
+# plausible schemas' answers (docs/performance.md).
+DATA = Path(__file__).with_name("schema_differences.json")
+
+# Once the table is built: [None] where the data was not written from it, else [(the table's
+# nodes, (first root, other root) -> its row or None, the rows, the rows made so far, id of each
+# root the pairs name -> its number)].
+_WRITTEN: list[Any] = []
+
+
+def _written(first: Mapping[str, Any], other: Mapping[str, Any]) -> Any:
+    """The difference of two bundled roots as the data says (None: none), or `_UNSET` where it
+    does not say: a schema that is not a bundled root (a CRD's), a pair it does not hold, or data
+    written from another table than the one built, which is never believed."""
+    if not _WRITTEN:
+        if not BUILT:
+            return _UNSET  # no bundled schema read yet: neither is one
+        _WRITTEN.append(_read_data(*BUILT[-1]))
+    data = _WRITTEN[0]
+    if data is None:
+        return _UNSET
+    built, pairs, _, _, roots = data
+    a, b = roots.get(id(first)), roots.get(id(other))
+    if a is None or b is None or built[a] is not first or built[b] is not other:
+        return _UNSET
+    row = pairs.get((a, b), _UNSET)
+    return row if row is None or row is _UNSET else _made(data, row)
+
+
+def _read_data(built: list[Any], blob: bytes) -> Any:
+    """The data bound to the built table, or None where its digest is another table's (or it
+    cannot be read): every pair is then worked out."""
+    import hashlib
+    import json
+
+    try:
+        raw = json.loads(DATA.read_bytes())
+        if raw["table"] != hashlib.sha256(blob).hexdigest():
+            return None
+        pairs = {(a, b): row for a, b, row in raw["pairs"]}
+        roots = {id(built[n]): n for pair in pairs for n in pair}
+        return (built, pairs, raw["differences"], [None] * len(raw["differences"]), roots)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def _made(data: Any, at: int) -> Difference:
+    """The `Difference` of row `at`, made once, its rows below first: the one `_differ` gives for
+    its pair of nodes (the fields either node names that have nothing below are None, as there),
+    and kept as `_difference` keeps it, so that a pair worked out later shares it."""
+    built, _, rows, made, _ = data
+    got = made[at]
+    if got is not None:
+        return got  # type: ignore[no-any-return]
+    first_at, other_at, local, rules, same, combined, below, extra, items = rows[at]
+    first = None if first_at is None else built[first_at]
+    other = None if other_at is None else built[other_at]
+    key = (id(first), id(other))
+    kept = _DIFFERENCES.get(key)
+    if kept is not None and kept[0] is first and kept[1] is other and kept[2] is not None:
+        made[at] = kept[2]
+        return kept[2]
+    properties: dict[str, Difference | None] = {}
+    if below:
+        names = sorted({*((first or {}).get("properties") or {}), *((other or {}).get("properties") or {})})
+        properties = {name: _made(data, below[name]) if name in below else None for name in names}
+    found = Difference(
+        other,
+        _local(other) if local and other is not None else None,
+        bool(rules),
+        None if same is None else built[same],
+        bool(combined),
+        properties,
+        None if extra is None else _made(data, extra),
+        None if items is None else _made(data, items),
+    )
+    made[at] = found
+    _DIFFERENCES[key] = (first, other, found)
+    return found
 
 
 def _route(node: Any, key: str) -> Any:

@@ -300,6 +300,7 @@ def test_working_a_kinds_differences_out_asks_the_mapping_abc_nothing(monkeypatc
     ]
     monkeypatch.setattr(differences, "_PAIRS", {})
     monkeypatch.setattr(differences, "_DIFFERENCES", {})
+    monkeypatch.setattr(differences, "_WRITTEN", [None])  # worked out, not read from the bundled pairs' data
     asked: list[Any] = []
     original = abc.ABCMeta.__instancecheck__
 

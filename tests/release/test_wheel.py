@@ -93,6 +93,7 @@ def test_wheel_contains_the_data_files(installed: Installed) -> None:
     assert "policylint/_data/rules/PL001-yaml-syntax-error.md" in names
     # The tables the schema rules read (PL701, PL702).
     assert "policylint/k8s/deprecated_fields.json" in names
+    assert "policylint/k8s/schema_differences.json" in names
     assert "policylint/k8s/crd_schemas.zip" in names
 
 
