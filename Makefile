@@ -98,10 +98,12 @@ profiles: $(STAMP)
 	$(BIN)/python -m policylint.profiles.shipped
 
 # The bundled schemas' structural checks as code (policylint/k8s/schemachecks/), generated from
-# the schemas' archive (policylint/k8s/crd_schemas.zip); tests/k8s/test_schemachecks.py fails
-# when they are stale: regenerate after `python -m policylint.k8s.schemas tests/data/crds`.
+# the schemas' archive (policylint/k8s/crd_schemas.zip), and their CEL rules' keys as code
+# (policylint/k8s/celkeys/); tests/k8s/test_schemachecks.py and tests/rules/test_cel_keycode.py
+# fail when they are stale: regenerate after `python -m policylint.k8s.schemas tests/data/crds`.
 schemachecks: $(STAMP)
 	$(BIN)/python -m policylint.k8s.schemacodegen
+	$(BIN)/python -m policylint.k8s.cel.keycodegen
 
 # The differences of every pair of bundled schemas of one kind (policylint/k8s/schema_differences.json),
 # written from the same archive; tests/k8s/test_schema_differences.py fails when they are stale:

@@ -14,6 +14,7 @@ from typing import Any
 from policylint.k8s.cel.convert import _info
 from policylint.k8s.cel.cost import PER_CALL_LIMIT, weight
 from policylint.k8s.cel.evaluator import _Compiler
+from policylint.k8s.cel.keycode import written_projector
 from policylint.k8s.cel.parser import Node, parse
 from policylint.k8s.cel.patterns import equality_literals
 from policylint.k8s.cel.projection import NO_KEY, Need, Projector, merged, need_of, project, projector, reads_schema
@@ -211,22 +212,38 @@ def _together(
     got = _TOGETHERS.get(id(node))
     if got is not None and got[0] is node:
         return got[1]
-    needs = [compiled.need for _, compiled in rules if compiled.need is not None]
     plan: tuple[Projector, dict[str, int] | None] | None = None
-    # One rule's own key is the same part; a rule that reads `self` whole leaves only the shape.
-    if len(needs) == len(rules) > 1:
-        literals: dict[str, int] | None = {}
-        for _, compiled in rules:
-            if compiled.literals is None or literals is None:
-                literals = None
-                continue
-            for text in compiled.literals:
-                literals.setdefault(text, len(literals))
-        plan = (projector(merged(needs), shape, literals is not None, _info(node)), literals)
+    read = read_together(rules)
+    if read is not None:
+        need, literals = read
+        # A bundled schema's node has its projector written out as code ahead of the run
+        # (policylint.k8s.cel.keycode), where it was written for this need; any other node's is
+        # made here.
+        keyed = written_projector(node, need, literals is not None)
+        if keyed is None:
+            keyed = projector(need, shape, literals is not None, _info(node))
+        plan = (keyed, literals)
     if len(_TOGETHERS) > 100_000:
         _TOGETHERS.clear()  # CRDs read from many inputs in one process (tests): bounded
     _TOGETHERS[id(node)] = (node, plan)
     return plan
+
+
+def read_together(rules: tuple[tuple[Mapping[str, Any], Compiled], ...]) -> tuple[Need, dict[str, int] | None] | None:
+    """What a node's rules read together (`projection.merged`), and their literals' numbers when
+    every rule only compares for equality; None where the rules have no key together (one rule's
+    own key is the same part; a rule that reads `self` whole leaves only the shape)."""
+    needs = [compiled.need for _, compiled in rules if compiled.need is not None]
+    if not (len(needs) == len(rules) > 1):
+        return None
+    literals: dict[str, int] | None = {}
+    for _, compiled in rules:
+        if compiled.literals is None or literals is None:
+            literals = None
+            continue
+        for text in compiled.literals:
+            literals.setdefault(text, len(literals))
+    return merged(needs), literals
 
 
 # Shapes of YAML maps and lists (`shape`): the same object for the same content, in the same

@@ -473,3 +473,18 @@ def _list_projector(need: Need, shape: Callable[[Any, dict[int, Any]], Any], num
         return tuple(items)
 
     return project_list
+
+
+def describe(need: Need) -> str:
+    """`need` written out, its fields in their order (the order of a map's key's parts): what a
+    projector written ahead of the run (policylint.k8s.celkeys) was written for, told apart from
+    what the rules of its node read now."""
+    fields = ",".join(f"{name!r}:{describe(sub)}" for name, sub in need.fields.items())
+    items = "" if need.items is None else describe(need.items)
+    return f"({int(need.whole)}{int(need.size)}{int(need.escaped)}{{{fields}}}[{items}])"
+
+
+# The parts of a key the generated projectors write as the ones here do (policylint.k8s.celkeys):
+# no key, a map's and a list's tokens, a numbered string's mark, an absent field, a map no field of
+# which is read.
+KEY_PARTS = (NO_KEY, _MAP, _LIST, _EQUAL, _ABSENT, _BARE_MAP)
