@@ -70,7 +70,10 @@ def scope(
         # With the sets kept in memory (a language server, a change's base side after its other
         # side), the search costs what the change does: less than hashing every object's key for
         # the entry.
-        return components.scope(roster, files, removed, hosts=hosts, kept=graph)
+        scoped = components.scope(roster, files, removed, hosts=hosts, kept=graph)
+        if cache is not None and graph is not None and len(roster) >= components.MIN_OBJECTS:
+            _leave_index(cache, index, roster, graph, hosts)
+        return scoped
     # A fresh `graph` (the first run of a process) is filled by the search only when the entry
     # misses: the hook run again on the same commit reads its part back, and its base's
     # findings too, so no later run of the process needs the sets.
@@ -98,6 +101,27 @@ def scope(
     if entry is not None:
         _remember_part(cache, entry, roster, scoped)
     return scoped
+
+
+def _leave_index(
+    cache: ParseCache, index: ProjectIndex, roster: Roster, graph: PartGraph, hosts: Mapping[tuple[str, str], str]
+) -> None:
+    """Keep the directed index a change's base side built, where no index is kept yet: the run
+    that fills the cache analyses its staged side whole (a class among its changed objects, a
+    part of nearly everything) and searches only on its base side, whose files are the next
+    commit's but for this change. Without it, the first value change after that run searched
+    from nothing and wrote the index; with it, that run patches it as later ones do
+    (docs/performance.md, "The hook's first run after one value changed: the kept index left by
+    the run that fills the cache"). An index kept already is left as it is: the staged side's,
+    or a later run's, are nearer the next commit's files."""
+    if graph.directed.graph is None:
+        return
+    made = (index.options.default_namespace, index.roster is not None, hosts)
+    if cache.holds(keptindex.entry_name(cache, made)):
+        return
+    rows = roster.file_rows(index.content_keys, index.kinds.is_cluster_scoped)
+    if rows is not None:
+        keptindex.remember(cache, graph, rows, made)
 
 
 def _code() -> bytes:

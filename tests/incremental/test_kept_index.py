@@ -310,3 +310,64 @@ def test_keys_removed_are_searched_as_the_search_from_nothing_does(tmp_path: Pat
     found = summaries.scope(cache, index, {"f-009.yaml"}, gone, {})
     assert decided == [True]
     assert _same(found, components.scope(list(index.objects), {"f-009.yaml"}, gone, hosts={}))
+
+
+def _class_file(files: Files) -> tuple[str, dict[str, Any]]:
+    return next((name, doc) for name, docs in files.items() for doc in docs if doc["kind"] == "GatewayClass")
+
+
+def test_a_class_the_gateways_name_changed_but_its_references_is_patched(tmp_path: Path, decided: list[bool]) -> None:
+    """A GatewayClass the Gateways name, its file changed (its description: a comment is the same
+    to the index) and still referencing nothing: `classes_apart` holds as it did, so the kept index
+    is patched (the tree before searched from nothing). Given a reference (its parameters), it is
+    no patch: that class joins its Gateways."""
+    files = _files()
+    cache = ParseCache(tmp_path / "cache")
+    summaries.scope(cache, _index(files), {"f-001.yaml"}, (), {})
+    changed, gateway_class = _class_file(files)
+    gateway_class["spec"]["description"] = "edited"
+    index = _index(files)
+    del decided[:]
+    other = "f-009.yaml"
+    assert _same(summaries.scope(cache, index, {other}, (), {}), components.scope(list(index.objects), {other}, hosts={}))
+    assert decided == [True]
+    gateway_class["spec"]["parametersRef"] = {"group": "gateway.envoyproxy.io", "kind": "EnvoyProxy", "name": "proxy"}
+    index = _index(files)
+    del decided[:]
+    other = "f-011.yaml"
+    assert _same(summaries.scope(cache, index, {other}, (), {}), components.scope(list(index.objects), {other}, hosts={}))
+    assert decided == [False]
+    assert changed not in (other, "f-009.yaml")
+
+
+def test_a_base_side_search_leaves_the_index_where_none_is_kept(tmp_path: Path, decided: list[bool]) -> None:
+    """A change's base side, searching with the sets its other side brought up to date (the run
+    that fills the cache, whose staged side analysed everything), keeps its directed index when no
+    index is kept: the next commit's first search patches it (the tree before searched from
+    nothing). Where one is kept, the base side leaves it as it is."""
+    from policylint.semantics.partgraph import PartGraph
+
+    files = _files()
+    cache = ParseCache(tmp_path / "cache")
+    name = keptindex.entry_name(cache, ("default", False, {}))
+    base = _index(files)
+    graph = PartGraph()
+    graph.update(base.objects, {})  # the staged side's sets, brought to the base's objects
+    summaries.scope(cache, base, {"f-001.yaml"}, (), {}, graph)
+    assert decided == []  # no kept index read: the sets are in memory
+    kept = cache.payload(name)
+    assert kept is not None
+    rng = random.Random(4)
+    _value(files, rng)
+    changed = _retarget(files, rng)
+    index = _index(files)
+    found = summaries.scope(cache, index, {changed}, (), {})
+    assert decided == [True]
+    assert _same(found, components.scope(list(index.objects), {changed}, hosts={}))
+    # Kept already: a base side's search leaves the entry as it is.
+    written = bytes(cache.payload(name) or b"")
+    graph = PartGraph()
+    graph.update(base.objects, {})
+    again = ParseCache(tmp_path / "cache")
+    summaries.scope(again, base, {"f-002.yaml"}, (), {}, graph)
+    assert not again.wrote(name) and bytes(again.payload(name) or b"") == written
