@@ -53,10 +53,41 @@ def root_function(schema: Mapping[str, Any]) -> Function | None:
 
     module = importlib.import_module(f"policylint.k8s.schemachecks.{found[1]}")
     built = _BOUND[0]
-    module.bind(built)
+    module.bind(built, helpers())
     for number, function in module.ROOTS.items():
         _ROOTS[id(built[number])] = (built[number], function)
     return root_function(schema)
+
+
+# What the generated functions call of the walk, by the names they call it by: each module's `bind`
+# sets them, where an import statement per helper module in each generated module cost more than
+# one `dict.update` (docs/performance.md, "Validation's own time: the generated checks' modules
+# bound by one update").
+HELPERS: dict[str, Any] = {}
+
+
+def helpers() -> dict[str, Any]:
+    """`HELPERS`, filled the first time a generated module is bound (the walk's modules are
+    imported by then: a module is bound only for a walk)."""
+    if not HELPERS:
+        from policylint.k8s import listchecks, schemawalk, strformats
+
+        HELPERS.update(
+            _descend=descend,
+            _interp=interpreted,
+            _duplicates=listchecks.duplicates,
+            _FIELDS=schemawalk.FIELDS,
+            _ITEMS=schemawalk.ITEMS,
+            _bound=schemawalk.bound,
+            _string=schemawalk.check_string,
+            _null_items=schemawalk.null_items,
+            _format_ok=strformats.format_ok,
+            _matches=strformats.matches,
+            _NQ=schemawalk.NOT_QUICK,
+            _passes=schemawalk.passes,
+            _string_checks_of=schemawalk.string_checks_of,
+        )
+    return HELPERS
 
 
 def _bind() -> None:

@@ -57,18 +57,14 @@ _MODULE = '''"""{attribution}
 The checks of {about}: one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 '''
 
 
@@ -300,22 +296,27 @@ class _Writer:
 
     def text(self, covered: list[int], about: str) -> str:
         body = "\n".join(self.lines)
+        # Each kind of name set by one `dict.update` over the numbers and their names: a name
+        # made by an f-string and set by a loop per node was a tenth of importing the benchmark's
+        # kinds (docs/performance.md, "Validation's own time: the generated checks' modules
+        # bound by one update").
         bind = [
-            "def bind(nodes):",
-            '    """Name the nodes of the table the functions read (`schemacode`)."""',
+            "def bind(nodes, helpers):",
+            '    """Name the walk\'s helpers and the nodes of the table the functions read (`schemacode`)."""',
             "    g = globals()",
-            f"    for n in {tuple(sorted(_names_int(body, 'N')))!r}:",
-            "        g[f'N{n}'] = nodes[n]",
+            "    g.update(helpers)",
         ]
-        enums = tuple(sorted(_names_int(body, "E")))
-        if enums:
-            bind += [f"    for n in {enums!r}:", "        g[f'E{n}'] = nodes[n]['enum']"]
-        patterns = tuple(sorted(_names_int(body, "P")))
-        if patterns:
-            bind += [f"    for n in {patterns!r}:", "        g[f'P{n}'] = nodes[n]['pattern']"]
-        strings = tuple(sorted(_names_int(body, "C")))
-        if strings:
-            bind += [f"    for n in {strings!r}:", "        g[f'C{n}'] = _string_checks_of(nodes[n])"]
+        for prefix, read in (("N", ""), ("E", "['enum']"), ("P", "['pattern']"), ("C", None)):
+            numbers = tuple(sorted(_names_int(body, prefix)))
+            if not numbers:
+                continue
+            names = tuple(f"{prefix}{n}" for n in numbers)
+            if read == "":
+                bind.append(f"    g.update(zip({names!r}, map(nodes.__getitem__, {numbers!r})))")
+            elif read is None:
+                bind.append(f"    g.update(zip({names!r}, [_string_checks_of(nodes[n]) for n in {numbers!r}]))")
+            else:
+                bind.append(f"    g.update(zip({names!r}, [nodes[n]{read} for n in {numbers!r}]))")
         tail = [
             "",
             "",
@@ -324,8 +325,6 @@ class _Writer:
             "",
         ]
         head = _MODULE.format(attribution="", about=about)
-        if "_passes(" in body:
-            head += "from policylint.k8s.schemawalk import NOT_QUICK as _NQ, passes as _passes, string_checks_of as _string_checks_of\n"
         return head + "\n\n" + "\n".join(self.consts) + "\n\n\n" + body + "\n\n" + "\n".join(bind) + "\n" + "\n".join(tail)
 
 

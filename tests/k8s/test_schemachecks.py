@@ -6,8 +6,13 @@ benchmark's objects and on mutated ones, under every bundled schema of their kin
 
 from __future__ import annotations
 
+import ast
+import builtins
 import copy
+import dis
+import importlib
 import random
+import types
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -197,6 +202,46 @@ def test_a_bundled_schemas_object_is_checked_by_its_kinds_generated_function() -
         assert ("spec",) in visited
     finally:
         mp.undo()
+
+
+def _globals_read(code: types.CodeType) -> set[str]:
+    """The global names a function's code (and the code inside it, a comprehension's) reads."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _globals_read(const)
+    return names
+
+
+def test_a_generated_module_imports_nothing_and_its_bind_names_all_its_functions_read() -> None:
+    """The walk's helpers and the table's nodes are set in a generated module by its `bind`, one
+    `dict.update` per kind of name (an import statement per helper module, and a name made by an
+    f-string and set per node, were a sixteenth of importing the benchmark's kinds): a module holds
+    no import statement, and once bound every name its functions read is set, a node's `N<n>` to
+    the table's node n itself."""
+    schemas._table()
+    built = schemas.BUILT[-1][0]
+    modules = sorted(p.stem for p in schemacodegen.TARGET.glob("_*.py") if p.stem != "__init__")
+    assert modules == sorted(set(MODULES.values()))
+    for name in modules:
+        source = (schemacodegen.TARGET / f"{name}.py").read_text(encoding="utf-8")
+        assert not [n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))], name
+        module = importlib.import_module(f"policylint.k8s.schemachecks.{name}")
+        module.bind(built, schemacode.helpers())
+        functions = [
+            f
+            for f in vars(module).values()
+            if isinstance(f, types.FunctionType) and f.__module__ == module.__name__ and f.__name__ != "bind"
+        ]
+        assert functions, name
+        read = set().union(*(_globals_read(f.__code__) for f in functions))
+        unset = sorted(n for n in read if n not in vars(module) and not hasattr(builtins, n))
+        assert unset == [], name
+        nodes = [n for n in read if n[0] == "N" and n[1:].isdigit()]
+        assert nodes and all(getattr(module, n) is built[int(n[1:])] for n in nodes), name
+        for n in read:
+            if n[0] == "E" and n[1:].isdigit():
+                assert getattr(module, n) is built[int(n[1:])]["enum"]
 
 
 def test_a_table_other_than_the_one_generated_from_binds_no_code(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,18 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of WasmPlugin (extensions.istio.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
 K101 = {}
@@ -290,15 +286,13 @@ def r2385(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (0, 31, 32, 33, 97, 101, 103, 107, 109, 110, 948, 1373, 2350, 2352, 2354, 2356, 2358, 2359, 2361, 2362, 2364, 2365, 2366, 2368, 2371, 2372, 2374, 2378, 2379, 2381, 2383):
-        g[f'N{n}'] = nodes[n]
-    for n in (2350, 2352, 2354, 2364, 2368, 2374):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 2366):
-        g[f'P{n}'] = nodes[n]['pattern']
+    g.update(helpers)
+    g.update(zip(('N0', 'N31', 'N32', 'N33', 'N97', 'N101', 'N103', 'N107', 'N109', 'N110', 'N948', 'N1373', 'N2350', 'N2352', 'N2354', 'N2356', 'N2358', 'N2359', 'N2361', 'N2362', 'N2364', 'N2365', 'N2366', 'N2368', 'N2371', 'N2372', 'N2374', 'N2378', 'N2379', 'N2381', 'N2383'), map(nodes.__getitem__, (0, 31, 32, 33, 97, 101, 103, 107, 109, 110, 948, 1373, 2350, 2352, 2354, 2356, 2358, 2359, 2361, 2362, 2364, 2365, 2366, 2368, 2371, 2372, 2374, 2378, 2379, 2381, 2383))))
+    g.update(zip(('E2350', 'E2352', 'E2354', 'E2364', 'E2368', 'E2374'), [nodes[n]['enum'] for n in (2350, 2352, 2354, 2364, 2368, 2374)]))
+    g.update(zip(('P31', 'P32', 'P2366'), [nodes[n]['pattern'] for n in (31, 32, 2366)]))
 
 
 # The roots' functions, by their node's number.

@@ -6,19 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of ClientTrafficPolicy (gateway.envoyproxy.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
-from policylint.k8s.schemawalk import NOT_QUICK as _NQ, passes as _passes, string_checks_of as _string_checks_of
 
 
 K260 = {'key': 0, 'operator': 1, 'values': 2}
@@ -1798,17 +1793,14 @@ def r2655(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (0, 1, 24, 31, 32, 33, 34, 65, 73, 159, 161, 187, 228, 258, 260, 261, 262, 264, 270, 272, 314, 316, 317, 318, 322, 326, 330, 331, 335, 336, 338, 340, 341, 343, 344, 345, 348, 349, 351, 352, 354, 356, 358, 360, 361, 363, 367, 371, 374, 376, 378, 379, 381, 383, 385, 387, 389, 390, 391, 395, 396, 398, 400, 402, 404, 405, 407, 409, 410, 413, 414, 416, 418, 420, 422, 424, 429, 437, 715, 876, 878, 1064, 1068, 1070, 1071, 2023, 2483, 2485, 2487, 2489, 2491, 2492, 2494, 2496, 2618, 2620, 2622, 2624, 2628, 2632, 2634, 2636, 2638, 2640, 2642, 2646, 2648, 2653):
-        g[f'N{n}'] = nodes[n]
-    for n in (348, 356, 358, 363, 383, 389, 420, 1064, 2487):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 34, 159, 161, 187, 228, 270, 314, 340):
-        g[f'P{n}'] = nodes[n]['pattern']
-    for n in (317,):
-        g[f'C{n}'] = _string_checks_of(nodes[n])
+    g.update(helpers)
+    g.update(zip(('N0', 'N1', 'N24', 'N31', 'N32', 'N33', 'N34', 'N65', 'N73', 'N159', 'N161', 'N187', 'N228', 'N258', 'N260', 'N261', 'N262', 'N264', 'N270', 'N272', 'N314', 'N316', 'N317', 'N318', 'N322', 'N326', 'N330', 'N331', 'N335', 'N336', 'N338', 'N340', 'N341', 'N343', 'N344', 'N345', 'N348', 'N349', 'N351', 'N352', 'N354', 'N356', 'N358', 'N360', 'N361', 'N363', 'N367', 'N371', 'N374', 'N376', 'N378', 'N379', 'N381', 'N383', 'N385', 'N387', 'N389', 'N390', 'N391', 'N395', 'N396', 'N398', 'N400', 'N402', 'N404', 'N405', 'N407', 'N409', 'N410', 'N413', 'N414', 'N416', 'N418', 'N420', 'N422', 'N424', 'N429', 'N437', 'N715', 'N876', 'N878', 'N1064', 'N1068', 'N1070', 'N1071', 'N2023', 'N2483', 'N2485', 'N2487', 'N2489', 'N2491', 'N2492', 'N2494', 'N2496', 'N2618', 'N2620', 'N2622', 'N2624', 'N2628', 'N2632', 'N2634', 'N2636', 'N2638', 'N2640', 'N2642', 'N2646', 'N2648', 'N2653'), map(nodes.__getitem__, (0, 1, 24, 31, 32, 33, 34, 65, 73, 159, 161, 187, 228, 258, 260, 261, 262, 264, 270, 272, 314, 316, 317, 318, 322, 326, 330, 331, 335, 336, 338, 340, 341, 343, 344, 345, 348, 349, 351, 352, 354, 356, 358, 360, 361, 363, 367, 371, 374, 376, 378, 379, 381, 383, 385, 387, 389, 390, 391, 395, 396, 398, 400, 402, 404, 405, 407, 409, 410, 413, 414, 416, 418, 420, 422, 424, 429, 437, 715, 876, 878, 1064, 1068, 1070, 1071, 2023, 2483, 2485, 2487, 2489, 2491, 2492, 2494, 2496, 2618, 2620, 2622, 2624, 2628, 2632, 2634, 2636, 2638, 2640, 2642, 2646, 2648, 2653))))
+    g.update(zip(('E348', 'E356', 'E358', 'E363', 'E383', 'E389', 'E420', 'E1064', 'E2487'), [nodes[n]['enum'] for n in (348, 356, 358, 363, 383, 389, 420, 1064, 2487)]))
+    g.update(zip(('P31', 'P32', 'P34', 'P159', 'P161', 'P187', 'P228', 'P270', 'P314', 'P340'), [nodes[n]['pattern'] for n in (31, 32, 34, 159, 161, 187, 228, 270, 314, 340)]))
+    g.update(zip(('C317',), [_string_checks_of(nodes[n]) for n in (317,)]))
 
 
 # The roots' functions, by their node's number.

@@ -6,19 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of EnvoyExtensionPolicy (gateway.envoyproxy.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
-from policylint.k8s.schemawalk import NOT_QUICK as _NQ, passes as _passes, string_checks_of as _string_checks_of
 
 
 K9 = {'name': 0}
@@ -2971,17 +2966,14 @@ def r2876(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (0, 9, 24, 31, 32, 33, 34, 63, 65, 73, 143, 159, 161, 162, 187, 188, 189, 228, 258, 260, 261, 262, 264, 270, 272, 330, 349, 379, 381, 390, 391, 395, 396, 398, 460, 608, 710, 714, 715, 765, 766, 794, 795, 797, 800, 802, 808, 809, 811, 813, 815, 817, 834, 835, 836, 840, 845, 847, 848, 850, 852, 853, 857, 858, 864, 865, 866, 867, 868, 870, 872, 876, 878, 887, 889, 890, 891, 893, 900, 902, 904, 907, 908, 910, 913, 915, 917, 919, 923, 924, 926, 938, 944, 946, 1051, 1053, 1055, 1057, 1058, 1060, 1062, 1064, 1068, 1070, 1071, 1091, 1093, 1095, 1453, 1541, 1542, 1544, 1546, 1548, 1549, 1551, 1553, 1555, 1557, 1562, 1564, 1566, 1569, 1572, 1574, 1575, 1576, 1578, 1580, 1582, 1589, 1590, 1591, 1594, 1598, 1599, 1603, 1604, 1606, 1609, 1611, 1613, 1619, 1624, 1626, 1628, 1629, 1632, 1653, 2301, 2302, 2304, 2307, 2309, 2311, 2387, 2388, 2390, 2393, 2395, 2397, 2401, 2402, 2404, 2405, 2409, 2411, 2413, 2414, 2417, 2419, 2421, 2423, 2425, 2427, 2431, 2432, 2434, 2435, 2438, 2444, 2558, 2776, 2777, 2779, 2871, 2872, 2874):
-        g[f'N{n}'] = nodes[n]
-    for n in (815, 893, 915, 944, 1064, 1555, 1578, 1591, 1613, 2304, 2397):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 34, 159, 161, 187, 188, 228, 270, 848, 853, 866, 902, 1604, 2414, 2417):
-        g[f'P{n}'] = nodes[n]['pattern']
-    for n in (1575,):
-        g[f'C{n}'] = _string_checks_of(nodes[n])
+    g.update(helpers)
+    g.update(zip(('N0', 'N9', 'N24', 'N31', 'N32', 'N33', 'N34', 'N63', 'N65', 'N73', 'N143', 'N159', 'N161', 'N162', 'N187', 'N188', 'N189', 'N228', 'N258', 'N260', 'N261', 'N262', 'N264', 'N270', 'N272', 'N330', 'N349', 'N379', 'N381', 'N390', 'N391', 'N395', 'N396', 'N398', 'N460', 'N608', 'N710', 'N714', 'N715', 'N765', 'N766', 'N794', 'N795', 'N797', 'N800', 'N802', 'N808', 'N809', 'N811', 'N813', 'N815', 'N817', 'N834', 'N835', 'N836', 'N840', 'N845', 'N847', 'N848', 'N850', 'N852', 'N853', 'N857', 'N858', 'N864', 'N865', 'N866', 'N867', 'N868', 'N870', 'N872', 'N876', 'N878', 'N887', 'N889', 'N890', 'N891', 'N893', 'N900', 'N902', 'N904', 'N907', 'N908', 'N910', 'N913', 'N915', 'N917', 'N919', 'N923', 'N924', 'N926', 'N938', 'N944', 'N946', 'N1051', 'N1053', 'N1055', 'N1057', 'N1058', 'N1060', 'N1062', 'N1064', 'N1068', 'N1070', 'N1071', 'N1091', 'N1093', 'N1095', 'N1453', 'N1541', 'N1542', 'N1544', 'N1546', 'N1548', 'N1549', 'N1551', 'N1553', 'N1555', 'N1557', 'N1562', 'N1564', 'N1566', 'N1569', 'N1572', 'N1574', 'N1575', 'N1576', 'N1578', 'N1580', 'N1582', 'N1589', 'N1590', 'N1591', 'N1594', 'N1598', 'N1599', 'N1603', 'N1604', 'N1606', 'N1609', 'N1611', 'N1613', 'N1619', 'N1624', 'N1626', 'N1628', 'N1629', 'N1632', 'N1653', 'N2301', 'N2302', 'N2304', 'N2307', 'N2309', 'N2311', 'N2387', 'N2388', 'N2390', 'N2393', 'N2395', 'N2397', 'N2401', 'N2402', 'N2404', 'N2405', 'N2409', 'N2411', 'N2413', 'N2414', 'N2417', 'N2419', 'N2421', 'N2423', 'N2425', 'N2427', 'N2431', 'N2432', 'N2434', 'N2435', 'N2438', 'N2444', 'N2558', 'N2776', 'N2777', 'N2779', 'N2871', 'N2872', 'N2874'), map(nodes.__getitem__, (0, 9, 24, 31, 32, 33, 34, 63, 65, 73, 143, 159, 161, 162, 187, 188, 189, 228, 258, 260, 261, 262, 264, 270, 272, 330, 349, 379, 381, 390, 391, 395, 396, 398, 460, 608, 710, 714, 715, 765, 766, 794, 795, 797, 800, 802, 808, 809, 811, 813, 815, 817, 834, 835, 836, 840, 845, 847, 848, 850, 852, 853, 857, 858, 864, 865, 866, 867, 868, 870, 872, 876, 878, 887, 889, 890, 891, 893, 900, 902, 904, 907, 908, 910, 913, 915, 917, 919, 923, 924, 926, 938, 944, 946, 1051, 1053, 1055, 1057, 1058, 1060, 1062, 1064, 1068, 1070, 1071, 1091, 1093, 1095, 1453, 1541, 1542, 1544, 1546, 1548, 1549, 1551, 1553, 1555, 1557, 1562, 1564, 1566, 1569, 1572, 1574, 1575, 1576, 1578, 1580, 1582, 1589, 1590, 1591, 1594, 1598, 1599, 1603, 1604, 1606, 1609, 1611, 1613, 1619, 1624, 1626, 1628, 1629, 1632, 1653, 2301, 2302, 2304, 2307, 2309, 2311, 2387, 2388, 2390, 2393, 2395, 2397, 2401, 2402, 2404, 2405, 2409, 2411, 2413, 2414, 2417, 2419, 2421, 2423, 2425, 2427, 2431, 2432, 2434, 2435, 2438, 2444, 2558, 2776, 2777, 2779, 2871, 2872, 2874))))
+    g.update(zip(('E815', 'E893', 'E915', 'E944', 'E1064', 'E1555', 'E1578', 'E1591', 'E1613', 'E2304', 'E2397'), [nodes[n]['enum'] for n in (815, 893, 915, 944, 1064, 1555, 1578, 1591, 1613, 2304, 2397)]))
+    g.update(zip(('P31', 'P32', 'P34', 'P159', 'P161', 'P187', 'P188', 'P228', 'P270', 'P848', 'P853', 'P866', 'P902', 'P1604', 'P2414', 'P2417'), [nodes[n]['pattern'] for n in (31, 32, 34, 159, 161, 187, 188, 228, 270, 848, 853, 866, 902, 1604, 2414, 2417)]))
+    g.update(zip(('C1575',), [_string_checks_of(nodes[n]) for n in (1575,)]))
 
 
 # The roots' functions, by their node's number.

@@ -6,18 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of BackendTLSPolicy (gateway.networking.k8s.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
 K241 = {'group': 0, 'kind': 1, 'name': 2}
@@ -599,15 +595,13 @@ def r2774(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (31, 32, 33, 34, 161, 176, 241, 281, 282, 390, 502, 504, 506, 507, 514, 515, 517, 522, 524, 1228, 1233, 1235, 1476, 1477, 1478, 1480, 1482, 1703, 1705, 1707, 1945, 1964, 1966, 2772):
-        g[f'N{n}'] = nodes[n]
-    for n in (506, 517):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 34, 161, 176, 507, 1964):
-        g[f'P{n}'] = nodes[n]['pattern']
+    g.update(helpers)
+    g.update(zip(('N31', 'N32', 'N33', 'N34', 'N161', 'N176', 'N241', 'N281', 'N282', 'N390', 'N502', 'N504', 'N506', 'N507', 'N514', 'N515', 'N517', 'N522', 'N524', 'N1228', 'N1233', 'N1235', 'N1476', 'N1477', 'N1478', 'N1480', 'N1482', 'N1703', 'N1705', 'N1707', 'N1945', 'N1964', 'N1966', 'N2772'), map(nodes.__getitem__, (31, 32, 33, 34, 161, 176, 241, 281, 282, 390, 502, 504, 506, 507, 514, 515, 517, 522, 524, 1228, 1233, 1235, 1476, 1477, 1478, 1480, 1482, 1703, 1705, 1707, 1945, 1964, 1966, 2772))))
+    g.update(zip(('E506', 'E517'), [nodes[n]['enum'] for n in (506, 517)]))
+    g.update(zip(('P31', 'P32', 'P34', 'P161', 'P176', 'P507', 'P1964'), [nodes[n]['pattern'] for n in (31, 32, 34, 161, 176, 507, 1964)]))
 
 
 # The roots' functions, by their node's number.

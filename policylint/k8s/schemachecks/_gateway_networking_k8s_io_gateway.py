@@ -6,18 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of Gateway (gateway.networking.k8s.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
 K241 = {'group': 0, 'kind': 1, 'name': 2}
@@ -1931,15 +1927,13 @@ def r3026(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (0, 31, 32, 33, 34, 73, 159, 161, 162, 176, 187, 199, 241, 253, 254, 256, 258, 260, 261, 262, 264, 266, 268, 269, 270, 272, 273, 275, 276, 278, 280, 281, 282, 286, 288, 1516, 1520, 1521, 1523, 1525, 1528, 1530, 1655, 1656, 1660, 1661, 1665, 1667, 1669, 1670, 1672, 1746, 1750, 1753, 1755, 1757, 1758, 1760, 1761, 1763, 1765, 1766, 1768, 1771, 1773, 1775, 1777, 1781, 1784, 1786, 1788, 1790, 1939, 1941, 1984, 1986, 1989, 1990, 1992, 1994, 1996, 1997, 1999, 2001, 2003, 2079, 2083, 2084, 2086, 2088, 2090, 2093, 2095, 2098, 2100, 2122, 2255, 2257, 2259, 2500, 2901, 2903, 2904, 2906, 2910, 2983, 3024):
-        g[f'N{n}'] = nodes[n]
-    for n in (199, 256, 280, 1753, 1773):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 34, 159, 161, 176, 187, 269, 270, 1521, 1661):
-        g[f'P{n}'] = nodes[n]['pattern']
+    g.update(helpers)
+    g.update(zip(('N0', 'N31', 'N32', 'N33', 'N34', 'N73', 'N159', 'N161', 'N162', 'N176', 'N187', 'N199', 'N241', 'N253', 'N254', 'N256', 'N258', 'N260', 'N261', 'N262', 'N264', 'N266', 'N268', 'N269', 'N270', 'N272', 'N273', 'N275', 'N276', 'N278', 'N280', 'N281', 'N282', 'N286', 'N288', 'N1516', 'N1520', 'N1521', 'N1523', 'N1525', 'N1528', 'N1530', 'N1655', 'N1656', 'N1660', 'N1661', 'N1665', 'N1667', 'N1669', 'N1670', 'N1672', 'N1746', 'N1750', 'N1753', 'N1755', 'N1757', 'N1758', 'N1760', 'N1761', 'N1763', 'N1765', 'N1766', 'N1768', 'N1771', 'N1773', 'N1775', 'N1777', 'N1781', 'N1784', 'N1786', 'N1788', 'N1790', 'N1939', 'N1941', 'N1984', 'N1986', 'N1989', 'N1990', 'N1992', 'N1994', 'N1996', 'N1997', 'N1999', 'N2001', 'N2003', 'N2079', 'N2083', 'N2084', 'N2086', 'N2088', 'N2090', 'N2093', 'N2095', 'N2098', 'N2100', 'N2122', 'N2255', 'N2257', 'N2259', 'N2500', 'N2901', 'N2903', 'N2904', 'N2906', 'N2910', 'N2983', 'N3024'), map(nodes.__getitem__, (0, 31, 32, 33, 34, 73, 159, 161, 162, 176, 187, 199, 241, 253, 254, 256, 258, 260, 261, 262, 264, 266, 268, 269, 270, 272, 273, 275, 276, 278, 280, 281, 282, 286, 288, 1516, 1520, 1521, 1523, 1525, 1528, 1530, 1655, 1656, 1660, 1661, 1665, 1667, 1669, 1670, 1672, 1746, 1750, 1753, 1755, 1757, 1758, 1760, 1761, 1763, 1765, 1766, 1768, 1771, 1773, 1775, 1777, 1781, 1784, 1786, 1788, 1790, 1939, 1941, 1984, 1986, 1989, 1990, 1992, 1994, 1996, 1997, 1999, 2001, 2003, 2079, 2083, 2084, 2086, 2088, 2090, 2093, 2095, 2098, 2100, 2122, 2255, 2257, 2259, 2500, 2901, 2903, 2904, 2906, 2910, 2983, 3024))))
+    g.update(zip(('E199', 'E256', 'E280', 'E1753', 'E1773'), [nodes[n]['enum'] for n in (199, 256, 280, 1753, 1773)]))
+    g.update(zip(('P31', 'P32', 'P34', 'P159', 'P161', 'P176', 'P187', 'P269', 'P270', 'P1521', 'P1661'), [nodes[n]['pattern'] for n in (31, 32, 34, 159, 161, 176, 187, 269, 270, 1521, 1661)]))
 
 
 # The roots' functions, by their node's number.

@@ -6,19 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of GRPCRoute (gateway.networking.k8s.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
-from policylint.k8s.schemawalk import NOT_QUICK as _NQ, passes as _passes, string_checks_of as _string_checks_of
 
 
 K164 = {'group': 0, 'kind': 1, 'name': 2, 'namespace': 3, 'port': 4, 'sectionName': 5}
@@ -1622,17 +1617,14 @@ def r2869(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (0, 31, 32, 33, 34, 143, 159, 160, 161, 162, 164, 176, 185, 187, 188, 189, 199, 228, 230, 232, 233, 235, 240, 241, 340, 341, 343, 488, 590, 602, 603, 605, 608, 610, 611, 659, 661, 662, 707, 708, 710, 714, 715, 719, 740, 1109, 1284, 1287, 1289, 1291, 1292, 1298, 1300, 1301, 1303, 1304, 1306, 1320, 1322, 1486, 1487, 1489, 1490, 1492, 1494, 1496, 1641, 1643, 1644, 1645, 1647, 1648, 1650, 2038, 2040, 2041, 2043, 2070, 2104, 2105, 2107, 2159, 2161, 2162, 2164, 2239, 2240, 2242, 2243, 2245, 2246, 2248, 2252, 2657, 2658, 2660, 2699, 2700, 2702, 2864, 2865, 2867):
-        g[f'N{n}'] = nodes[n]
-    for n in (199, 230, 235, 659, 1284):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 34, 159, 160, 161, 187, 188, 228, 340, 2038):
-        g[f'P{n}'] = nodes[n]['pattern']
-    for n in (176,):
-        g[f'C{n}'] = _string_checks_of(nodes[n])
+    g.update(helpers)
+    g.update(zip(('N0', 'N31', 'N32', 'N33', 'N34', 'N143', 'N159', 'N160', 'N161', 'N162', 'N164', 'N176', 'N185', 'N187', 'N188', 'N189', 'N199', 'N228', 'N230', 'N232', 'N233', 'N235', 'N240', 'N241', 'N340', 'N341', 'N343', 'N488', 'N590', 'N602', 'N603', 'N605', 'N608', 'N610', 'N611', 'N659', 'N661', 'N662', 'N707', 'N708', 'N710', 'N714', 'N715', 'N719', 'N740', 'N1109', 'N1284', 'N1287', 'N1289', 'N1291', 'N1292', 'N1298', 'N1300', 'N1301', 'N1303', 'N1304', 'N1306', 'N1320', 'N1322', 'N1486', 'N1487', 'N1489', 'N1490', 'N1492', 'N1494', 'N1496', 'N1641', 'N1643', 'N1644', 'N1645', 'N1647', 'N1648', 'N1650', 'N2038', 'N2040', 'N2041', 'N2043', 'N2070', 'N2104', 'N2105', 'N2107', 'N2159', 'N2161', 'N2162', 'N2164', 'N2239', 'N2240', 'N2242', 'N2243', 'N2245', 'N2246', 'N2248', 'N2252', 'N2657', 'N2658', 'N2660', 'N2699', 'N2700', 'N2702', 'N2864', 'N2865', 'N2867'), map(nodes.__getitem__, (0, 31, 32, 33, 34, 143, 159, 160, 161, 162, 164, 176, 185, 187, 188, 189, 199, 228, 230, 232, 233, 235, 240, 241, 340, 341, 343, 488, 590, 602, 603, 605, 608, 610, 611, 659, 661, 662, 707, 708, 710, 714, 715, 719, 740, 1109, 1284, 1287, 1289, 1291, 1292, 1298, 1300, 1301, 1303, 1304, 1306, 1320, 1322, 1486, 1487, 1489, 1490, 1492, 1494, 1496, 1641, 1643, 1644, 1645, 1647, 1648, 1650, 2038, 2040, 2041, 2043, 2070, 2104, 2105, 2107, 2159, 2161, 2162, 2164, 2239, 2240, 2242, 2243, 2245, 2246, 2248, 2252, 2657, 2658, 2660, 2699, 2700, 2702, 2864, 2865, 2867))))
+    g.update(zip(('E199', 'E230', 'E235', 'E659', 'E1284'), [nodes[n]['enum'] for n in (199, 230, 235, 659, 1284)]))
+    g.update(zip(('P31', 'P32', 'P34', 'P159', 'P160', 'P161', 'P187', 'P188', 'P228', 'P340', 'P2038'), [nodes[n]['pattern'] for n in (31, 32, 34, 159, 160, 161, 187, 188, 228, 340, 2038)]))
+    g.update(zip(('C176',), [_string_checks_of(nodes[n]) for n in (176,)]))
 
 
 # The roots' functions, by their node's number.

@@ -6,19 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of HTTPRoute (gateway.networking.k8s.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
-from policylint.k8s.schemawalk import NOT_QUICK as _NQ, passes as _passes, string_checks_of as _string_checks_of
 
 
 K164 = {'group': 0, 'kind': 1, 'name': 2, 'namespace': 3, 'port': 4, 'sectionName': 5}
@@ -2842,17 +2837,14 @@ def r2971(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (0, 24, 31, 32, 33, 34, 121, 143, 159, 160, 161, 162, 164, 176, 185, 187, 188, 189, 199, 228, 230, 232, 233, 235, 240, 241, 340, 341, 343, 349, 488, 507, 590, 592, 596, 602, 603, 605, 608, 610, 611, 613, 620, 622, 624, 626, 628, 630, 645, 652, 654, 655, 657, 659, 661, 662, 664, 666, 667, 681, 683, 684, 686, 687, 695, 696, 698, 707, 708, 710, 714, 715, 719, 721, 722, 724, 725, 726, 730, 732, 735, 737, 740, 741, 743, 744, 745, 746, 748, 749, 751, 1109, 1111, 1112, 1114, 1117, 1118, 1119, 1121, 1123, 1128, 1129, 1131, 1132, 1133, 1134, 1135, 1137, 1139, 1142, 1144, 1738, 1739, 1741, 2013, 2014, 2017, 2019, 2022, 2023, 2025, 2026, 2028, 2030, 2037, 2038, 2040, 2041, 2043, 2045, 2047, 2049, 2054, 2057, 2059, 2060, 2062, 2063, 2065, 2066, 2067, 2069, 2070, 2072, 2073, 2075, 2110, 2111, 2113, 2115, 2116, 2118, 2178, 2179, 2181, 2276, 2281, 2282, 2284, 2285, 2287, 2288, 2290, 2612, 2613, 2615, 2804, 2805, 2807, 2947, 2948, 2950, 2951, 2953, 2955, 2957, 2960, 2961, 2963, 2964, 2966, 2967, 2969):
-        g[f'N{n}'] = nodes[n]
-    for n in (199, 230, 235, 613, 622, 628, 659, 664, 666, 1123, 2030, 2049):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 34, 159, 160, 161, 187, 188, 228, 340, 2026, 2038):
-        g[f'P{n}'] = nodes[n]['pattern']
-    for n in (176, 340, 507, 2014, 2947):
-        g[f'C{n}'] = _string_checks_of(nodes[n])
+    g.update(helpers)
+    g.update(zip(('N0', 'N24', 'N31', 'N32', 'N33', 'N34', 'N121', 'N143', 'N159', 'N160', 'N161', 'N162', 'N164', 'N176', 'N185', 'N187', 'N188', 'N189', 'N199', 'N228', 'N230', 'N232', 'N233', 'N235', 'N240', 'N241', 'N340', 'N341', 'N343', 'N349', 'N488', 'N507', 'N590', 'N592', 'N596', 'N602', 'N603', 'N605', 'N608', 'N610', 'N611', 'N613', 'N620', 'N622', 'N624', 'N626', 'N628', 'N630', 'N645', 'N652', 'N654', 'N655', 'N657', 'N659', 'N661', 'N662', 'N664', 'N666', 'N667', 'N681', 'N683', 'N684', 'N686', 'N687', 'N695', 'N696', 'N698', 'N707', 'N708', 'N710', 'N714', 'N715', 'N719', 'N721', 'N722', 'N724', 'N725', 'N726', 'N730', 'N732', 'N735', 'N737', 'N740', 'N741', 'N743', 'N744', 'N745', 'N746', 'N748', 'N749', 'N751', 'N1109', 'N1111', 'N1112', 'N1114', 'N1117', 'N1118', 'N1119', 'N1121', 'N1123', 'N1128', 'N1129', 'N1131', 'N1132', 'N1133', 'N1134', 'N1135', 'N1137', 'N1139', 'N1142', 'N1144', 'N1738', 'N1739', 'N1741', 'N2013', 'N2014', 'N2017', 'N2019', 'N2022', 'N2023', 'N2025', 'N2026', 'N2028', 'N2030', 'N2037', 'N2038', 'N2040', 'N2041', 'N2043', 'N2045', 'N2047', 'N2049', 'N2054', 'N2057', 'N2059', 'N2060', 'N2062', 'N2063', 'N2065', 'N2066', 'N2067', 'N2069', 'N2070', 'N2072', 'N2073', 'N2075', 'N2110', 'N2111', 'N2113', 'N2115', 'N2116', 'N2118', 'N2178', 'N2179', 'N2181', 'N2276', 'N2281', 'N2282', 'N2284', 'N2285', 'N2287', 'N2288', 'N2290', 'N2612', 'N2613', 'N2615', 'N2804', 'N2805', 'N2807', 'N2947', 'N2948', 'N2950', 'N2951', 'N2953', 'N2955', 'N2957', 'N2960', 'N2961', 'N2963', 'N2964', 'N2966', 'N2967', 'N2969'), map(nodes.__getitem__, (0, 24, 31, 32, 33, 34, 121, 143, 159, 160, 161, 162, 164, 176, 185, 187, 188, 189, 199, 228, 230, 232, 233, 235, 240, 241, 340, 341, 343, 349, 488, 507, 590, 592, 596, 602, 603, 605, 608, 610, 611, 613, 620, 622, 624, 626, 628, 630, 645, 652, 654, 655, 657, 659, 661, 662, 664, 666, 667, 681, 683, 684, 686, 687, 695, 696, 698, 707, 708, 710, 714, 715, 719, 721, 722, 724, 725, 726, 730, 732, 735, 737, 740, 741, 743, 744, 745, 746, 748, 749, 751, 1109, 1111, 1112, 1114, 1117, 1118, 1119, 1121, 1123, 1128, 1129, 1131, 1132, 1133, 1134, 1135, 1137, 1139, 1142, 1144, 1738, 1739, 1741, 2013, 2014, 2017, 2019, 2022, 2023, 2025, 2026, 2028, 2030, 2037, 2038, 2040, 2041, 2043, 2045, 2047, 2049, 2054, 2057, 2059, 2060, 2062, 2063, 2065, 2066, 2067, 2069, 2070, 2072, 2073, 2075, 2110, 2111, 2113, 2115, 2116, 2118, 2178, 2179, 2181, 2276, 2281, 2282, 2284, 2285, 2287, 2288, 2290, 2612, 2613, 2615, 2804, 2805, 2807, 2947, 2948, 2950, 2951, 2953, 2955, 2957, 2960, 2961, 2963, 2964, 2966, 2967, 2969))))
+    g.update(zip(('E199', 'E230', 'E235', 'E613', 'E622', 'E628', 'E659', 'E664', 'E666', 'E1123', 'E2030', 'E2049'), [nodes[n]['enum'] for n in (199, 230, 235, 613, 622, 628, 659, 664, 666, 1123, 2030, 2049)]))
+    g.update(zip(('P31', 'P32', 'P34', 'P159', 'P160', 'P161', 'P187', 'P188', 'P228', 'P340', 'P2026', 'P2038'), [nodes[n]['pattern'] for n in (31, 32, 34, 159, 160, 161, 187, 188, 228, 340, 2026, 2038)]))
+    g.update(zip(('C176', 'C340', 'C507', 'C2014', 'C2947'), [_string_checks_of(nodes[n]) for n in (176, 340, 507, 2014, 2947)]))
 
 
 # The roots' functions, by their node's number.

@@ -6,18 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of TCPRoute (gateway.networking.k8s.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
 K164 = {'group': 0, 'kind': 1, 'name': 2, 'namespace': 3, 'port': 4, 'sectionName': 5}
@@ -427,15 +423,13 @@ def r3034(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (33, 34, 159, 160, 161, 162, 164, 185, 187, 188, 189, 193, 194, 196, 197, 199, 708, 1109, 1309, 1311, 1313, 1315, 1720, 1932, 2185, 2186, 2604, 2664, 3032):
-        g[f'N{n}'] = nodes[n]
-    for n in (199,):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (34, 159, 160, 161, 187, 188):
-        g[f'P{n}'] = nodes[n]['pattern']
+    g.update(helpers)
+    g.update(zip(('N33', 'N34', 'N159', 'N160', 'N161', 'N162', 'N164', 'N185', 'N187', 'N188', 'N189', 'N193', 'N194', 'N196', 'N197', 'N199', 'N708', 'N1109', 'N1309', 'N1311', 'N1313', 'N1315', 'N1720', 'N1932', 'N2185', 'N2186', 'N2604', 'N2664', 'N3032'), map(nodes.__getitem__, (33, 34, 159, 160, 161, 162, 164, 185, 187, 188, 189, 193, 194, 196, 197, 199, 708, 1109, 1309, 1311, 1313, 1315, 1720, 1932, 2185, 2186, 2604, 2664, 3032))))
+    g.update(zip(('E199',), [nodes[n]['enum'] for n in (199,)]))
+    g.update(zip(('P34', 'P159', 'P160', 'P161', 'P187', 'P188'), [nodes[n]['pattern'] for n in (34, 159, 160, 161, 187, 188)]))
 
 
 # The roots' functions, by their node's number.

@@ -6,19 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of TLSRoute (gateway.networking.k8s.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
-from policylint.k8s.schemawalk import NOT_QUICK as _NQ, passes as _passes, string_checks_of as _string_checks_of
 
 
 K164 = {'group': 0, 'kind': 1, 'name': 2, 'namespace': 3, 'port': 4, 'sectionName': 5}
@@ -665,17 +660,14 @@ def r2991(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (33, 34, 159, 160, 161, 162, 164, 176, 181, 185, 187, 188, 189, 193, 194, 196, 197, 199, 201, 590, 707, 708, 1109, 1309, 1311, 1313, 1331, 1333, 1719, 1720, 1722, 1936, 2185, 2186, 2188, 2608, 2722, 2944, 2986, 2987, 2989):
-        g[f'N{n}'] = nodes[n]
-    for n in (199,):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (34, 159, 160, 161, 187, 188):
-        g[f'P{n}'] = nodes[n]['pattern']
-    for n in (176,):
-        g[f'C{n}'] = _string_checks_of(nodes[n])
+    g.update(helpers)
+    g.update(zip(('N33', 'N34', 'N159', 'N160', 'N161', 'N162', 'N164', 'N176', 'N181', 'N185', 'N187', 'N188', 'N189', 'N193', 'N194', 'N196', 'N197', 'N199', 'N201', 'N590', 'N707', 'N708', 'N1109', 'N1309', 'N1311', 'N1313', 'N1331', 'N1333', 'N1719', 'N1720', 'N1722', 'N1936', 'N2185', 'N2186', 'N2188', 'N2608', 'N2722', 'N2944', 'N2986', 'N2987', 'N2989'), map(nodes.__getitem__, (33, 34, 159, 160, 161, 162, 164, 176, 181, 185, 187, 188, 189, 193, 194, 196, 197, 199, 201, 590, 707, 708, 1109, 1309, 1311, 1313, 1331, 1333, 1719, 1720, 1722, 1936, 2185, 2186, 2188, 2608, 2722, 2944, 2986, 2987, 2989))))
+    g.update(zip(('E199',), [nodes[n]['enum'] for n in (199,)]))
+    g.update(zip(('P34', 'P159', 'P160', 'P161', 'P187', 'P188'), [nodes[n]['pattern'] for n in (34, 159, 160, 161, 187, 188)]))
+    g.update(zip(('C176',), [_string_checks_of(nodes[n]) for n in (176,)]))
 
 
 # The roots' functions, by their node's number.

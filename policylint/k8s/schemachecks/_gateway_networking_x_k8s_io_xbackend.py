@@ -6,18 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of XBackend (gateway.networking.x-k8s.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
 K241 = {'group': 0, 'kind': 1, 'name': 2}
@@ -276,15 +272,13 @@ def r1983(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (31, 32, 33, 34, 161, 162, 176, 187, 241, 270, 272, 506, 507, 514, 1477, 1478, 1951, 1953, 1956, 1958, 1960, 1963, 1964, 1966, 1970, 1972, 1976):
-        g[f'N{n}'] = nodes[n]
-    for n in (506, 1960, 1963, 1972):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 34, 161, 176, 187, 270, 507, 1951, 1964):
-        g[f'P{n}'] = nodes[n]['pattern']
+    g.update(helpers)
+    g.update(zip(('N31', 'N32', 'N33', 'N34', 'N161', 'N162', 'N176', 'N187', 'N241', 'N270', 'N272', 'N506', 'N507', 'N514', 'N1477', 'N1478', 'N1951', 'N1953', 'N1956', 'N1958', 'N1960', 'N1963', 'N1964', 'N1966', 'N1970', 'N1972', 'N1976'), map(nodes.__getitem__, (31, 32, 33, 34, 161, 162, 176, 187, 241, 270, 272, 506, 507, 514, 1477, 1478, 1951, 1953, 1956, 1958, 1960, 1963, 1964, 1966, 1970, 1972, 1976))))
+    g.update(zip(('E506', 'E1960', 'E1963', 'E1972'), [nodes[n]['enum'] for n in (506, 1960, 1963, 1972)]))
+    g.update(zip(('P31', 'P32', 'P34', 'P161', 'P176', 'P187', 'P270', 'P507', 'P1951', 'P1964'), [nodes[n]['pattern'] for n in (31, 32, 34, 161, 176, 187, 270, 507, 1951, 1964)]))
 
 
 # The roots' functions, by their node's number.

@@ -6,18 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of XBackendTrafficPolicy (gateway.networking.x-k8s.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
 K218 = {'interval': 0, 'percent': 1}
@@ -433,15 +429,13 @@ def r2942(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (31, 32, 33, 215, 216, 218, 220, 223, 225, 227, 228, 230, 232, 233, 235, 240, 241, 242, 244, 476, 478, 481, 483, 485, 488, 490, 2070, 2940):
-        g[f'N{n}'] = nodes[n]
-    for n in (230, 235):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 215, 223, 228, 476, 481):
-        g[f'P{n}'] = nodes[n]['pattern']
+    g.update(helpers)
+    g.update(zip(('N31', 'N32', 'N33', 'N215', 'N216', 'N218', 'N220', 'N223', 'N225', 'N227', 'N228', 'N230', 'N232', 'N233', 'N235', 'N240', 'N241', 'N242', 'N244', 'N476', 'N478', 'N481', 'N483', 'N485', 'N488', 'N490', 'N2070', 'N2940'), map(nodes.__getitem__, (31, 32, 33, 215, 216, 218, 220, 223, 225, 227, 228, 230, 232, 233, 235, 240, 241, 242, 244, 476, 478, 481, 483, 485, 488, 490, 2070, 2940))))
+    g.update(zip(('E230', 'E235'), [nodes[n]['enum'] for n in (230, 235)]))
+    g.update(zip(('P31', 'P32', 'P215', 'P223', 'P228', 'P476', 'P481'), [nodes[n]['pattern'] for n in (31, 32, 215, 223, 228, 476, 481)]))
 
 
 # The roots' functions, by their node's number.

@@ -6,18 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of XListenerSet (gateway.networking.x-k8s.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
 K253 = {'group': 0, 'kind': 1}
@@ -578,15 +574,13 @@ def r2138(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (0, 31, 32, 33, 34, 159, 160, 161, 162, 176, 187, 253, 254, 256, 258, 260, 261, 262, 264, 266, 268, 269, 270, 272, 273, 275, 276, 278, 280, 281, 282, 286, 288, 295, 297, 299, 1758, 1760, 1761, 1763, 2126, 2128, 2129, 2131):
-        g[f'N{n}'] = nodes[n]
-    for n in (256, 280):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 34, 159, 160, 161, 176, 187, 269, 270):
-        g[f'P{n}'] = nodes[n]['pattern']
+    g.update(helpers)
+    g.update(zip(('N0', 'N31', 'N32', 'N33', 'N34', 'N159', 'N160', 'N161', 'N162', 'N176', 'N187', 'N253', 'N254', 'N256', 'N258', 'N260', 'N261', 'N262', 'N264', 'N266', 'N268', 'N269', 'N270', 'N272', 'N273', 'N275', 'N276', 'N278', 'N280', 'N281', 'N282', 'N286', 'N288', 'N295', 'N297', 'N299', 'N1758', 'N1760', 'N1761', 'N1763', 'N2126', 'N2128', 'N2129', 'N2131'), map(nodes.__getitem__, (0, 31, 32, 33, 34, 159, 160, 161, 162, 176, 187, 253, 254, 256, 258, 260, 261, 262, 264, 266, 268, 269, 270, 272, 273, 275, 276, 278, 280, 281, 282, 286, 288, 295, 297, 299, 1758, 1760, 1761, 1763, 2126, 2128, 2129, 2131))))
+    g.update(zip(('E256', 'E280'), [nodes[n]['enum'] for n in (256, 280)]))
+    g.update(zip(('P31', 'P32', 'P34', 'P159', 'P160', 'P161', 'P176', 'P187', 'P269', 'P270'), [nodes[n]['pattern'] for n in (31, 32, 34, 159, 160, 161, 176, 187, 269, 270)]))
 
 
 # The roots' functions, by their node's number.

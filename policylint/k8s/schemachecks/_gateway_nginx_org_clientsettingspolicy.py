@@ -6,18 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of ClientSettingsPolicy (gateway.nginx.org): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
 K142 = {'maxSize': 0, 'timeout': 1}
@@ -231,13 +227,12 @@ def r1330(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (31, 32, 33, 139, 140, 142, 143, 147, 149, 154, 156, 1326, 1328):
-        g[f'N{n}'] = nodes[n]
-    for n in (31, 32, 139, 140):
-        g[f'P{n}'] = nodes[n]['pattern']
+    g.update(helpers)
+    g.update(zip(('N31', 'N32', 'N33', 'N139', 'N140', 'N142', 'N143', 'N147', 'N149', 'N154', 'N156', 'N1326', 'N1328'), map(nodes.__getitem__, (31, 32, 33, 139, 140, 142, 143, 147, 149, 154, 156, 1326, 1328))))
+    g.update(zip(('P31', 'P32', 'P139', 'P140'), [nodes[n]['pattern'] for n in (31, 32, 139, 140)]))
 
 
 # The roots' functions, by their node's number.

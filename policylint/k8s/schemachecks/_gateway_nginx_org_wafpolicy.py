@@ -6,18 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of WAFPolicy (gateway.nginx.org): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
 K9 = {'name': 0}
@@ -507,15 +503,13 @@ def r1225(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (0, 9, 24, 31, 32, 33, 241, 1150, 1152, 1154, 1156, 1157, 1161, 1162, 1166, 1168, 1169, 1170, 1174, 1176, 1178, 1180, 1182, 1184, 1186, 1191, 1193, 1194, 1198, 1201, 1205, 1207, 1208, 1214, 1216, 1223):
-        g[f'N{n}'] = nodes[n]
-    for n in (1186, 1193, 1216):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 1152, 1156, 1157, 1162, 1170, 1178, 1182, 1194):
-        g[f'P{n}'] = nodes[n]['pattern']
+    g.update(helpers)
+    g.update(zip(('N0', 'N9', 'N24', 'N31', 'N32', 'N33', 'N241', 'N1150', 'N1152', 'N1154', 'N1156', 'N1157', 'N1161', 'N1162', 'N1166', 'N1168', 'N1169', 'N1170', 'N1174', 'N1176', 'N1178', 'N1180', 'N1182', 'N1184', 'N1186', 'N1191', 'N1193', 'N1194', 'N1198', 'N1201', 'N1205', 'N1207', 'N1208', 'N1214', 'N1216', 'N1223'), map(nodes.__getitem__, (0, 9, 24, 31, 32, 33, 241, 1150, 1152, 1154, 1156, 1157, 1161, 1162, 1166, 1168, 1169, 1170, 1174, 1176, 1178, 1180, 1182, 1184, 1186, 1191, 1193, 1194, 1198, 1201, 1205, 1207, 1208, 1214, 1216, 1223))))
+    g.update(zip(('E1186', 'E1193', 'E1216'), [nodes[n]['enum'] for n in (1186, 1193, 1216)]))
+    g.update(zip(('P31', 'P32', 'P1152', 'P1156', 'P1157', 'P1162', 'P1170', 'P1178', 'P1182', 'P1194'), [nodes[n]['pattern'] for n in (31, 32, 1152, 1156, 1157, 1162, 1170, 1178, 1182, 1194)]))
 
 
 # The roots' functions, by their node's number.

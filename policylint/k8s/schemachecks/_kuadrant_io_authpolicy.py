@@ -6,18 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of AuthPolicy (kuadrant.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
 K9 = {'name': 0}
@@ -1593,15 +1589,13 @@ def r2158(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (0, 1, 9, 24, 31, 32, 33, 34, 63, 73, 121, 258, 260, 261, 262, 264, 460, 865, 1338, 1340, 1341, 1343, 1344, 1347, 1349, 1350, 1352, 1354, 1356, 1357, 1361, 1363, 1365, 1367, 1369, 1371, 1372, 1373, 1374, 1376, 1377, 1379, 1380, 1382, 1384, 1386, 1388, 1390, 1393, 1395, 1397, 1399, 1402, 1405, 1407, 1409, 1410, 1413, 1415, 1416, 1418, 1422, 1424, 1425, 1428, 1432, 1434, 1435, 1437, 1439, 1440, 1442, 1443, 1445, 1447, 1449, 1451, 1453, 1455, 1456, 1458, 1461, 1470, 2142, 2144, 2146, 2147, 2149, 2151, 2154, 2156):
-        g[f'N{n}'] = nodes[n]
-    for n in (1338, 1386, 1388, 1432, 1451):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 34):
-        g[f'P{n}'] = nodes[n]['pattern']
+    g.update(helpers)
+    g.update(zip(('N0', 'N1', 'N9', 'N24', 'N31', 'N32', 'N33', 'N34', 'N63', 'N73', 'N121', 'N258', 'N260', 'N261', 'N262', 'N264', 'N460', 'N865', 'N1338', 'N1340', 'N1341', 'N1343', 'N1344', 'N1347', 'N1349', 'N1350', 'N1352', 'N1354', 'N1356', 'N1357', 'N1361', 'N1363', 'N1365', 'N1367', 'N1369', 'N1371', 'N1372', 'N1373', 'N1374', 'N1376', 'N1377', 'N1379', 'N1380', 'N1382', 'N1384', 'N1386', 'N1388', 'N1390', 'N1393', 'N1395', 'N1397', 'N1399', 'N1402', 'N1405', 'N1407', 'N1409', 'N1410', 'N1413', 'N1415', 'N1416', 'N1418', 'N1422', 'N1424', 'N1425', 'N1428', 'N1432', 'N1434', 'N1435', 'N1437', 'N1439', 'N1440', 'N1442', 'N1443', 'N1445', 'N1447', 'N1449', 'N1451', 'N1453', 'N1455', 'N1456', 'N1458', 'N1461', 'N1470', 'N2142', 'N2144', 'N2146', 'N2147', 'N2149', 'N2151', 'N2154', 'N2156'), map(nodes.__getitem__, (0, 1, 9, 24, 31, 32, 33, 34, 63, 73, 121, 258, 260, 261, 262, 264, 460, 865, 1338, 1340, 1341, 1343, 1344, 1347, 1349, 1350, 1352, 1354, 1356, 1357, 1361, 1363, 1365, 1367, 1369, 1371, 1372, 1373, 1374, 1376, 1377, 1379, 1380, 1382, 1384, 1386, 1388, 1390, 1393, 1395, 1397, 1399, 1402, 1405, 1407, 1409, 1410, 1413, 1415, 1416, 1418, 1422, 1424, 1425, 1428, 1432, 1434, 1435, 1437, 1439, 1440, 1442, 1443, 1445, 1447, 1449, 1451, 1453, 1455, 1456, 1458, 1461, 1470, 2142, 2144, 2146, 2147, 2149, 2151, 2154, 2156))))
+    g.update(zip(('E1338', 'E1386', 'E1388', 'E1432', 'E1451'), [nodes[n]['enum'] for n in (1338, 1386, 1388, 1432, 1451)]))
+    g.update(zip(('P31', 'P32', 'P34'), [nodes[n]['pattern'] for n in (31, 32, 34)]))
 
 
 # The roots' functions, by their node's number.

@@ -6,18 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of GCPBackendPolicy (networking.gke.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
 K72 = {'name': 0}
@@ -236,15 +232,13 @@ def r589(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (0, 24, 31, 32, 33, 72, 161, 275, 566, 567, 569, 571, 572, 574, 575, 576, 578, 580, 581, 583, 585):
-        g[f'N{n}'] = nodes[n]
-    for n in (566, 578):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 161):
-        g[f'P{n}'] = nodes[n]['pattern']
+    g.update(helpers)
+    g.update(zip(('N0', 'N24', 'N31', 'N32', 'N33', 'N72', 'N161', 'N275', 'N566', 'N567', 'N569', 'N571', 'N572', 'N574', 'N575', 'N576', 'N578', 'N580', 'N581', 'N583', 'N585'), map(nodes.__getitem__, (0, 24, 31, 32, 33, 72, 161, 275, 566, 567, 569, 571, 572, 574, 575, 576, 578, 580, 581, 583, 585))))
+    g.update(zip(('E566', 'E578'), [nodes[n]['enum'] for n in (566, 578)]))
+    g.update(zip(('P31', 'P32', 'P161'), [nodes[n]['pattern'] for n in (31, 32, 161)]))
 
 
 # The roots' functions, by their node's number.

@@ -6,18 +6,14 @@ tests/data/crds/SOURCES.md).
 The checks of HealthCheckPolicy (networking.gke.io): one function per schema node of an object or a list, what
 policylint.k8s.schemawalk's walk does for a value under it, the node's keywords written in
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
-the walk checks an object (the top-level fields the API server sets not required).
+the walk checks an object (the top-level fields the API server sets not required). The walk's
+helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
+(policylint.k8s.schemacode.HELPERS).
 """
 
 # ruff: noqa
 # mypy: ignore-errors
 # fmt: off
-
-from policylint.k8s.schemacode import descend as _descend, interpreted as _interp
-from policylint.k8s.listchecks import duplicates as _duplicates
-from policylint.k8s.schemawalk import FIELDS as _FIELDS, ITEMS as _ITEMS, bound as _bound
-from policylint.k8s.schemawalk import check_string as _string, null_items as _null_items
-from policylint.k8s.strformats import format_ok as _format_ok, matches as _matches
 
 
 K275 = {'group': 0, 'kind': 1, 'name': 2, 'namespace': 3}
@@ -294,15 +290,13 @@ def r1282(value, node, path, walk):
     if pushed: _descend(walk, path, pushed)
 
 
-def bind(nodes):
-    """Name the nodes of the table the functions read (`schemacode`)."""
+def bind(nodes, helpers):
+    """Name the walk's helpers and the nodes of the table the functions read (`schemacode`)."""
     g = globals()
-    for n in (24, 31, 32, 33, 161, 275, 1238, 1239, 1240, 1241, 1243, 1249, 1250, 1252, 1253, 1255, 1257, 1259, 1267, 1268, 1270, 1276, 1278):
-        g[f'N{n}'] = nodes[n]
-    for n in (1243, 1252, 1259):
-        g[f'E{n}'] = nodes[n]['enum']
-    for n in (31, 32, 161, 1239, 1241, 1250, 1253):
-        g[f'P{n}'] = nodes[n]['pattern']
+    g.update(helpers)
+    g.update(zip(('N24', 'N31', 'N32', 'N33', 'N161', 'N275', 'N1238', 'N1239', 'N1240', 'N1241', 'N1243', 'N1249', 'N1250', 'N1252', 'N1253', 'N1255', 'N1257', 'N1259', 'N1267', 'N1268', 'N1270', 'N1276', 'N1278'), map(nodes.__getitem__, (24, 31, 32, 33, 161, 275, 1238, 1239, 1240, 1241, 1243, 1249, 1250, 1252, 1253, 1255, 1257, 1259, 1267, 1268, 1270, 1276, 1278))))
+    g.update(zip(('E1243', 'E1252', 'E1259'), [nodes[n]['enum'] for n in (1243, 1252, 1259)]))
+    g.update(zip(('P31', 'P32', 'P161', 'P1239', 'P1241', 'P1250', 'P1253'), [nodes[n]['pattern'] for n in (31, 32, 161, 1239, 1241, 1250, 1253)]))
 
 
 # The roots' functions, by their node's number.
