@@ -38,9 +38,12 @@ _MODULES: dict[int, tuple[Mapping[str, Any], str]] = {}
 _BOUND: list[Any] = []  # the table the modules are bound to, once tried
 
 
-def root_function(schema: Mapping[str, Any]) -> Function | None:
+def root_function(schema: Mapping[str, Any], helpers: Callable[[], Mapping[str, Any]]) -> Function | None:
     """The generated check of an object under `schema`, a bundled schema's root (None: another
-    schema, or no code for it): its kind's module imported the first time."""
+    schema, or no code for it): its kind's module imported the first time and bound to the table
+    and to `helpers()`, what its functions call of the walk by the names they call it by
+    (policylint.k8s.schemawalk.code_helpers: the walk's, given by the walk, which imports this
+    module)."""
     got = _ROOTS.get(id(schema))
     if got is not None and got[0] is schema:
         return got[1]
@@ -56,38 +59,7 @@ def root_function(schema: Mapping[str, Any]) -> Function | None:
     module.bind(built, helpers())
     for number, function in module.ROOTS.items():
         _ROOTS[id(built[number])] = (built[number], function)
-    return root_function(schema)
-
-
-# What the generated functions call of the walk, by the names they call it by: each module's `bind`
-# sets them, where an import statement per helper module in each generated module cost more than
-# one `dict.update` (docs/performance.md, "Validation's own time: the generated checks' modules
-# bound by one update").
-HELPERS: dict[str, Any] = {}
-
-
-def helpers() -> dict[str, Any]:
-    """`HELPERS`, filled the first time a generated module is bound (the walk's modules are
-    imported by then: a module is bound only for a walk)."""
-    if not HELPERS:
-        from policylint.k8s import listchecks, schemawalk, strformats
-
-        HELPERS.update(
-            _descend=descend,
-            _interp=interpreted,
-            _duplicates=listchecks.duplicates,
-            _FIELDS=schemawalk.FIELDS,
-            _ITEMS=schemawalk.ITEMS,
-            _bound=schemawalk.bound,
-            _string=schemawalk.check_string,
-            _null_items=schemawalk.null_items,
-            _format_ok=strformats.format_ok,
-            _matches=strformats.matches,
-            _NQ=schemawalk.NOT_QUICK,
-            _passes=schemawalk.passes,
-            _string_checks_of=schemawalk.string_checks_of,
-        )
-    return HELPERS
+    return root_function(schema, helpers)
 
 
 def _bind() -> None:

@@ -11,7 +11,7 @@ from policylint.input.positions import format_path
 from policylint.k8s.listchecks import LIST_TYPE, duplicates
 from policylint.k8s.schemacode import NOTHING as _NOTHING
 from policylint.k8s.schemacode import UNSHAPED as _UNSHAPED
-from policylint.k8s.schemacode import root_function
+from policylint.k8s.schemacode import descend, interpreted, root_function
 from policylint.k8s.schemas import COMBINED
 from policylint.k8s.shapes import SharedShapes
 from policylint.k8s.verdicts import EMBEDDED, PRESERVE, TOP_LEVEL_SKIPPED, root_node, template
@@ -78,7 +78,7 @@ def violations(
     unknown: list[Pruned] = pruned if pruned is not None else []
     budget = _Budget(root)
     walk = _Walk(out, unknown, seen, {} if shapes is None else shapes, budget)
-    code = root_function(schema)
+    code = root_function(schema, code_helpers)
     if code is None:
         walk.run(root, root_node(schema), ())
     elif not (len(root) == 1 and template(root)):
@@ -96,6 +96,31 @@ def _string_checks() -> tuple[Callable[[str, str], bool | None], Callable[[str, 
     from policylint.k8s.strformats import format_ok, matches
 
     return format_ok, matches
+
+
+@functools.cache
+def code_helpers() -> dict[str, Any]:
+    """What the generated checks (policylint.k8s.schemachecks) call of the walk, by the names they
+    call it by: a module's `bind` sets them, where an import statement per helper module in each
+    generated module cost more than one `dict.update` (docs/performance.md, "Validation's own
+    time: the generated checks' modules bound by one update"). Made here, the first time a module
+    is bound, and handed to policylint.k8s.schemacode, which this module imports."""
+    format_ok, matches = _string_checks()
+    return {
+        "_descend": descend,
+        "_interp": interpreted,
+        "_duplicates": duplicates,
+        "_FIELDS": FIELDS,
+        "_ITEMS": ITEMS,
+        "_bound": bound,
+        "_string": check_string,
+        "_null_items": null_items,
+        "_format_ok": format_ok,
+        "_matches": matches,
+        "_NQ": NOT_QUICK,
+        "_passes": passes,
+        "_string_checks_of": string_checks_of,
+    }
 
 
 @functools.cache

@@ -37,7 +37,7 @@ def test_the_committed_package_is_what_the_generator_writes() -> None:
     assert schemacodegen.main(["--check"]) == 0
 
 
-def _interpreted(schema: Any) -> Any:
+def _interpreted(schema: Any, helpers: Any) -> Any:
     return None
 
 
@@ -80,7 +80,7 @@ def _both(objects: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> tup
         for obj in objects:
             group = obj["apiVersion"].rpartition("/")[0]
             for schema in kinds.get((group, obj["kind"]), ()):
-                if code and schemacode.root_function(schema) is not None:
+                if code and schemacode.root_function(schema, schemawalk.code_helpers) is not None:
                     generated += 1
                 for memo in (seen, None):
                     pruned: list[Any] = []
@@ -176,7 +176,7 @@ def test_a_bundled_schemas_object_is_checked_by_its_kinds_generated_function() -
         },
     }
     schema = next(s for s in _bundled()[("gateway.networking.k8s.io", "HTTPRoute")])
-    assert schemacode.root_function(schema) is not None
+    assert schemacode.root_function(schema, schemawalk.code_helpers) is not None
     visited: list[Any] = []
     original = schemawalk._Walk._visit
 
@@ -197,7 +197,7 @@ def test_a_bundled_schemas_object_is_checked_by_its_kinds_generated_function() -
         assert visited == [("spec", "rules", 0, "matches", 0, "path", "type")]
         visited.clear()
         own = copy.deepcopy(dict(schema))  # the same content, not the bundled object: the walk's
-        assert schemacode.root_function(own) is None
+        assert schemacode.root_function(own, schemawalk.code_helpers) is None
         assert schemawalk.violations(wrong, own) == found
         assert ("spec",) in visited
     finally:
@@ -227,7 +227,7 @@ def test_a_generated_module_imports_nothing_and_its_bind_names_all_its_functions
         source = (schemacodegen.TARGET / f"{name}.py").read_text(encoding="utf-8")
         assert not [n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))], name
         module = importlib.import_module(f"policylint.k8s.schemachecks.{name}")
-        module.bind(built, schemacode.helpers())
+        module.bind(built, schemawalk.code_helpers())
         functions = [
             f
             for f in vars(module).values()
@@ -253,7 +253,7 @@ def test_a_table_other_than_the_one_generated_from_binds_no_code(monkeypatch: py
     monkeypatch.setattr(schemacode, "_MODULES", {})
     monkeypatch.setattr(schemacode, "_ROOTS", {})
     number = next(iter(MODULES))
-    assert schemacode.root_function(built[number]) is None
+    assert schemacode.root_function(built[number], schemawalk.code_helpers) is None
     assert [built] == schemacode._BOUND and schemacode._MODULES == {}
 
 

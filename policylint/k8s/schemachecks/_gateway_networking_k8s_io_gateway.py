@@ -8,7 +8,7 @@ policylint.k8s.schemawalk's walk does for a value under it, the node's keywords 
 (policylint.k8s.schemacodegen says why). `v<n>` is node n of the table; `r<n>` the root n as
 the walk checks an object (the top-level fields the API server sets not required). The walk's
 helpers they call (`_descend`, `_bound`, ...) and the nodes they read are named by `bind`
-(policylint.k8s.schemacode.HELPERS).
+(policylint.k8s.schemawalk.code_helpers).
 """
 
 # ruff: noqa
