@@ -595,7 +595,7 @@ def _lint(
             command=resident is None,
         )
     elif members is not None and part is None and not (result.internal_error or outcome.failed):
-        _remember_members(request, sources, loaded.index, members, active)
+        _remember_members(request, sources, loaded.index, members, active, project.index.objects)
     beyond: list[Finding] = []
     if scope is not None:
         if request.change is not None:
@@ -696,10 +696,17 @@ def _remember_whole(
 
 
 def _remember_members(
-    request: LintRequest, sources: Sequence[Source], index: ProjectIndex, members: frozenset[ObjectKey], active: Sequence[Finding]
+    request: LintRequest,
+    sources: Sequence[Source],
+    index: ProjectIndex,
+    members: frozenset[ObjectKey],
+    active: Sequence[Finding],
+    analysed: Sequence[K8sObject],
 ) -> None:
     """Keep what this scoped analysis found about its part (policylint.incremental.memo,
-    `remember_members`): only on the side of a change, whose files are the next commit's base."""
+    `remember_members`): only on the side of a change, whose files are the next commit's base.
+    `analysed`: the part's objects, built, whose members' files are the only ones that can hold
+    nothing but members besides those holding no object."""
     if request.cache_dir is None or request.change is None or any(f.rule == engine.RESOURCE_LIMIT for f in active):
         return  # a file past the cap of findings hides some: not what a whole run hides
     from policylint.incremental import memo
@@ -710,7 +717,9 @@ def _remember_members(
     entry = memo.key(cache, request, [(s.display, index.content_keys.get(s.display)) for s in sources], members=True)
     if entry is None:
         return
-    outside = index.files_outside(members)
+    # Asked only of the files holding a member: the other files holding an object hold one that
+    # is not (the members are the part's, every object bearing a member's key among them).
+    outside = index.files_outside(members, {o.doc.file for o in analysed if o.key in members})
     whole = {s.display for s in sources} - outside  # every object of the file a member, or none
     found = (f.fingerprint for f in active if (f.object in members if f.object is not None else f.file in whole))
     memo.remember_members(cache, entry, members, whole, found)

@@ -35,11 +35,14 @@ def commit_sources(
     # `..` component: `_plain`), so that the path's directory and name are its last `/`'s sides
     # and the rest of it under the working directory is relpath's answer.
     plain_top = os.sep == "/" and os.path.normpath(top) + os.sep == top
+    # Whether the whole tree lies under a root (the gate's base side names the repository's
+    # top): then no path is asked which root it lies under.
+    everywhere = any(top.startswith(under) for _, under in roots)
     for path, blob in git.tree_files(commit, root):
         if not path.endswith(MANIFEST_SUFFIXES):
             continue
         absolute = top + path
-        if not any(absolute == r or absolute.startswith(under) for r, under in roots):
+        if not (everywhere or any(absolute == r or absolute.startswith(under) for r, under in roots)):
             continue
         plain = plain_top and _plain(path)
         if plain:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -49,9 +50,20 @@ def _is_object_id(text: bytes) -> bool:
     return len(text) in (40, 64) and _HEX.issuperset(text)
 
 
+def _all_object_ids(object_ids: Sequence[str]) -> bool:
+    """Whether every one of `object_ids` is `_is_object_id`, told in a few calls over all of them
+    (a run asks for every staged file's blob and every base file's, 1 µs each told one by one);
+    False: told one by one, to name the one that is not."""
+    joined = "".join(object_ids)
+    return set(map(len, object_ids)) <= {40, 64} and joined.isascii() and not joined.encode("ascii").translate(None, _HEX_DIGITS)
+
+
+_HEX_DIGITS = b"0123456789abcdef"
+
 # The modes of the entries that can be manifests: regular files, executable or not (symlinks and
 # submodules are not).
 _FILE_MODES = (b"100644", b"100755")
+_FILE_MODE_NAMES = ("100644", "100755")
 
 
 @frozen
@@ -334,10 +346,13 @@ def read_blobs(object_ids: Sequence[str], cwd: str) -> list[bytes | None]:
     newline would ask for another object and shift every later answer onto the wrong file."""
     if not object_ids:
         return []
-    request = [os.fsencode(oid) for oid in object_ids]
-    for oid in request:
-        if not _is_object_id(oid):
-            raise ValueError(f"not an object id: {oid!r}")
+    if _all_object_ids(object_ids):
+        request = [oid.encode("ascii") for oid in object_ids]
+    else:
+        request = [os.fsencode(oid) for oid in object_ids]
+        for oid in request:
+            if not _is_object_id(oid):
+                raise ValueError(f"not an object id: {oid!r}")
     held = _SNAPSHOT
     if held is None:
         return _read_blobs(request, cwd)
@@ -376,18 +391,50 @@ def tree_files(commit: str, root: str) -> list[tuple[str, str]]:
     entries named without a `/` are the top tree's, in its order. The gate asks for that listing
     at the base (policylint.input.gitref: the configuration's names), which was one more git
     process for every run that lists the base's files."""
+    listing = _git(["ls-tree", "-r", "-t", "-z", "--full-tree", "--end-of-options", commit], root)
+    if _FS_UTF8:
+        out, top = _tree_entries(listing.decode("utf-8", "surrogateescape"))
+    else:
+        out, top = _tree_entries_apart(listing)
+    if _SNAPSHOT is not None:
+        _SNAPSHOT.answers.setdefault((os.path.abspath(root), ("ls-tree", "-z", "--full-tree", commit)), top)
+    return out
+
+
+# Whether `os.fsdecode` is UTF-8 with surrogateescape (every POSIX system in a UTF-8 locale, and
+# Python's UTF-8 mode): then a listing decoded whole is each name decoded alone, since the bytes
+# that separate its fields (NUL, tab, space) are ASCII, which no UTF-8 sequence holds, and the
+# names need no call each.
+_FS_UTF8 = os.name == "posix" and sys.getfilesystemencoding() == "utf-8" and sys.getfilesystemencodeerrors() == "surrogateescape"
+
+
+def _tree_entries(listing: str) -> tuple[list[tuple[str, str]], bytes]:
+    """`tree_files`' files and the top tree's listing, of `ls-tree -r -t -z` decoded whole."""
+    out = []
+    top: list[str] = []
+    for entry in listing.split("\0"):
+        meta, _, path = entry.partition("\t")
+        if entry and "/" not in path:
+            top.append(entry + "\0")
+        fields = meta.split(" ")
+        if len(fields) == 3 and fields[0] in _FILE_MODE_NAMES and fields[1] == "blob":
+            out.append((path, fields[2]))
+    # The decoding undone: surrogateescape gives back the very bytes git printed.
+    return out, "".join(top).encode("utf-8", "surrogateescape")
+
+
+def _tree_entries_apart(listing: bytes) -> tuple[list[tuple[str, str]], bytes]:
+    """`_tree_entries` for a file system encoding that is not UTF-8: each name decoded alone."""
     out = []
     top: list[bytes] = []
-    for entry in _git(["ls-tree", "-r", "-t", "-z", "--full-tree", "--end-of-options", commit], root).split(b"\0"):
+    for entry in listing.split(b"\0"):
         meta, _, path = entry.partition(b"\t")
         if entry and b"/" not in path:
             top.append(entry + b"\0")
         fields = meta.split(b" ")
         if len(fields) == 3 and fields[0] in _FILE_MODES and fields[1] == b"blob":
             out.append((os.fsdecode(path), fields[2].decode("ascii")))
-    if _SNAPSHOT is not None:
-        _SNAPSHOT.answers.setdefault((os.path.abspath(root), ("ls-tree", "-z", "--full-tree", commit)), b"".join(top))
-    return out
+    return out, b"".join(top)
 
 
 def staged_files(root: str) -> dict[str, str]:

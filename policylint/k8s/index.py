@@ -144,10 +144,11 @@ class ProjectIndex:
         assert self._by_key is not None and self._by_gk is not None and isinstance(self.objects, list)
         return self.objects, self._by_key, self._by_gk
 
-    def files_outside(self, keys: AbstractSet[ObjectKey]) -> set[str]:
-        """The files holding an object whose key is not among `keys` (a scoped run's members)."""
+    def files_outside(self, keys: AbstractSet[ObjectKey], holding: AbstractSet[str] | None = None) -> set[str]:
+        """The files holding an object whose key is not among `keys` (a scoped run's members);
+        `holding`: the files holding an object of those keys, where known (`Roster.files_outside`)."""
         if self.roster is not None:
-            return self.roster.files_outside(keys)
+            return self.roster.files_outside(keys, holding)
         return {o.doc.file for o in self.objects if o.key not in keys}
 
     def kind_counts(self) -> dict[tuple[str, str], int]:

@@ -743,3 +743,28 @@ def test_the_first_hook_after_a_whole_run_reads_its_base_back(checked: Path, tmp
     cached = check("--cache-dir", str(tmp_path / "cache"))
     assert len(analyses) == 1  # the change's side alone (two on the tree before: its base's part too)
     assert cached == check("--no-cache")
+
+
+def test_blob_keys_of_a_keys_shape_are_told_once_for_the_entry(tmp_path: Path) -> None:
+    """An entry whose keys are all of a content key's shape is told so once (`_all_keys`), and each
+    is then answered as kept; one key of another shape makes each told as it is looked up: that
+    one a miss, the others answered."""
+    from policylint.incremental import blobkeys
+    from policylint.incremental.blobkeys import FORMAT, BlobKeys
+
+    good = {f"{i:040x}": f"{i * 7:040x}" for i in range(1, 6)}
+    assert blobkeys._all_keys(good) and blobkeys._all_keys({})
+    blob = next(iter(good))
+    for bad in [12, None, ["a" * 40], "A" * 40, "a" * 39, "a" * 41, "g" * 40, "\u00e9" * 40]:
+        damaged = {**good, blob: bad}
+        assert not blobkeys._all_keys(damaged)
+        cache = ParseCache(tmp_path / "cache")
+        keys = BlobKeys(cache, str(tmp_path))
+        cache.put(keys.entry, json.dumps({"format": FORMAT, "keys": damaged}).encode())
+        read = BlobKeys(cache, str(tmp_path))
+        assert read.key(blob, json=False) is None
+        assert [read.key(b, json=False) for b in list(good)[1:]] == list(good.values())[1:]
+    cache.put(keys.entry, json.dumps({"format": FORMAT, "keys": good}).encode())
+    read = BlobKeys(cache, str(tmp_path))
+    assert [read.key(b, json=False) for b in good] == list(good.values())
+    assert read.key(blob, json=True) is None  # another name: `*.json` bytes

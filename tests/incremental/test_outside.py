@@ -221,3 +221,43 @@ def test_a_roster_answers_as_the_list_of_its_objects(tmp_path: Path) -> None:
     starts = roster.starts()
     assert all(roster[starts[f] + i] is o for o, (f, i) in located.items())
     assert isinstance(roster, Roster) and list(roster[3:5]) == every[3:5]
+
+
+def test_the_files_holding_only_members_are_told_from_the_members_files(tmp_path: Path) -> None:
+    """The members kept for the next commit's base name the files holding only members (or no
+    object) from the files of the part's members alone (`files_outside`'s `holding`): the same
+    files as asking every file, where a member is defined again in another file (PL005), beside
+    an object that is not a member, and where a file holds no object."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    files = _repository(root)
+    docs = list(yaml.safe_load_all(files[3].read_text(encoding="utf-8")))
+    (root / "again.yaml").write_text(yaml.dump_all(docs, Dumper=DUMPER, sort_keys=False), encoding="utf-8")
+    other = list(yaml.safe_load_all(files[30].read_text(encoding="utf-8")))
+    (root / "mixed.yaml").write_text(yaml.dump_all([docs[0], other[0]], Dumper=DUMPER, sort_keys=False), encoding="utf-8")
+    (root / "none.yaml").write_text("# nothing here\n", encoding="utf-8")
+    for run in (_run(root, files[3], cache), _run(root, files[3], cache)):
+        assert run.members is not None and run.analysed is not None
+        holding = {o.doc.file for o in run.analysed.index.objects if o.key in run.members}
+        outside = run.index.files_outside(run.members)
+        assert run.index.files_outside(run.members, holding) == outside
+        whole = {f for f in run.index.files if f not in outside}
+        assert {Path(f).name for f in whole} >= {"again.yaml", "none.yaml", files[3].name}
+        assert "mixed.yaml" not in {Path(f).name for f in whole}
+    assert run.index.roster is not None and run.index.roster.deferred()
+
+
+def test_a_file_left_out_of_the_holding_files_is_outside_unasked() -> None:
+    """`Roster.files_outside` asks only the files `holding` names; any other file holding an object
+    is outside (never said to hold only the keys), one holding none is not."""
+    from policylint.input.document import DocumentRef
+    from policylint.k8s.objects import K8sObject
+
+    def obj(file: str, name: str) -> K8sObject:
+        return K8sObject(ObjectKey("", "Service", "a", name), "v1", {}, DocumentRef(file, 0, 0, 0, 1, 1))
+
+    roster = Roster([("x", [obj("x", "m")]), ("y", [obj("y", "m")]), ("z", []), ("w", [obj("w", "n")])])
+    keys = frozenset({ObjectKey("", "Service", "a", "m")})
+    assert roster.files_outside(keys) == {"w"}
+    assert roster.files_outside(keys, {"x", "y"}) == {"w"}
+    assert roster.files_outside(keys, {"x"}) == {"y", "w"}  # `y` left out: taken as outside
+    assert roster.files_outside(keys, {"x", "y", "w"}) == {"w"}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -315,3 +316,35 @@ def test_git_is_not_asked_when_nothing_is_ignored(repo: Path, monkeypatch: pytes
     (repo / ".gitignore").write_text("nothing-here/\n")
     assert findings(".") == (0, [])
     assert calls == []
+
+
+def test_a_tree_listing_decoded_whole_is_each_name_decoded_alone(repo: Path) -> None:
+    """`tree_files` decodes git's listing at once where the file system's encoding is UTF-8: the
+    files, their blobs and the top tree's bytes are those of each entry decoded alone, for every
+    hostile name (one not UTF-8, one with a tab, one with a newline), in the top tree and below."""
+    os.makedirs(os.path.join(os.fsencode(repo), b"d\xff\tir"))
+    for name, _ in NAMES:
+        write(repo, name, CLEAN)
+        write(repo, b"d\xff\tir/" + name, "# below\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "names")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    listing = gitinput._git(["ls-tree", "-r", "-t", "-z", "--full-tree", "--end-of-options", head], str(repo))
+    whole = gitinput._tree_entries(listing.decode("utf-8", "surrogateescape"))
+    assert whole == gitinput._tree_entries_apart(listing)
+    assert len(whole[0]) == 2 * len(NAMES) + 1
+    top = subprocess.run(["git", "ls-tree", "-z", "--full-tree", head], cwd=repo, check=True, capture_output=True).stdout
+    assert whole[1] == top
+    assert gitinput.tree_files(head, str(repo)) == whole[0]
+
+
+def test_read_blobs_tells_every_object_id_or_names_the_one_that_is_not(repo: Path) -> None:
+    """Object ids told at once (SHA-1 and SHA-256 lengths together), else one by one: anything but
+    lowercase hex of those lengths is refused, whatever else is asked with it."""
+    ids = ["1" * 40, "a" * 64]
+    assert gitinput._all_object_ids(ids)
+    assert gitinput.read_blobs(ids, str(repo)) == [None, None]
+    for bad in ["A" * 40, "1" * 41, "1" * 39, "g" * 40, "\u00e9" * 40, "1" * 39 + "\n", ""]:
+        assert not gitinput._all_object_ids([*ids, bad])
+        with pytest.raises(ValueError, match="not an object id"):
+            gitinput.read_blobs([*ids, bad], str(repo))
