@@ -110,9 +110,10 @@ def runs(monkeypatch: pytest.MonkeyPatch, without_kept_results: None) -> list[Li
         resident: Any = None,
         discovered: Any = None,
         content_keys: Any = None,
+        exact: bool = False,
     ) -> pipeline.LintResult:
         made.append(request)
-        return real(request, part, resident, discovered, content_keys)
+        return real(request, part, resident, discovered, content_keys, exact)
 
     monkeypatch.setattr(pipeline, "_lint", counted)
     return made
