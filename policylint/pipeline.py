@@ -151,6 +151,7 @@ def lint(
     resident: Resident | None = None,
     discovered: tuple[Discovery, list[Source]] | None = None,
     content_keys: ContentKeys | None = None,
+    exact: bool = False,
 ) -> LintResult:
     """Run every selected rule over the inputs. Raises SourceError / ProfileError for usage errors.
 
@@ -162,13 +163,17 @@ def lint(
     run's. `discovered`: what `discover(request)` found already (the command, which keys the
     result it keeps by it: policylint.incremental.results). `content_keys`: the keys of the bytes
     the command read, worked out or kept by their staged blobs, taken where `resident` does not
-    carry them (policylint.input.cache `ContentKeys`)."""
+    carry them (policylint.input.cache `ContentKeys`). `exact`: the findings wanted of `part`
+    are its own alone (the gate's base side, which matches a change's findings by their objects
+    and files), not those a change of its objects could move besides (an editor's edit, whose
+    part is the edited file's: policylint.incremental.workspace), so its objects and its files'
+    are the members (policylint.semantics.directed `searched`)."""
     # A lint run allocates millions of short-lived, acyclic objects (YAML nodes, dicts);
     # the cyclic collector only rescans them. One run is short: collect afterwards instead.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _lint(request, part, resident, discovered, content_keys)
+        return _lint(request, part, resident, discovered, content_keys, exact)
     finally:
         if was_enabled:
             gc.enable()
@@ -478,12 +483,13 @@ def _lint(
     resident: Resident | None = None,
     discovered: tuple[Discovery, list[Source]] | None = None,
     content_keys: ContentKeys | None = None,
+    exact: bool = False,
 ) -> LintResult:
     engine.check_options(REGISTRY, rule_options(request))  # a usage error, before any work
     baseline = read_baseline(request)  # likewise (BaselineError)
     loaded, sources, texts, notes, skipped = _project(request, part is not None, resident, discovered, content_keys)
     # The project analysed: all of it, or the part the report scope can reach.
-    project, members = _analysed(request, sources, loaded, part, resident)
+    project, members = _analysed(request, sources, loaded, part, resident, exact)
     if members is None:
         analysed_whole(project)
     if resident is not None:
@@ -726,7 +732,12 @@ def _remember_members(
 
 
 def _analysed(
-    request: LintRequest, sources: Sequence[Source], loaded: Project, part: Part | None = None, resident: Resident | None = None
+    request: LintRequest,
+    sources: Sequence[Source],
+    loaded: Project,
+    part: Part | None = None,
+    resident: Resident | None = None,
+    exact: bool = False,
 ) -> tuple[Project, frozenset[ObjectKey] | None]:
     """The project to analyse and the objects whose findings count (None: all of it), for a run
     whose report scope is narrower than what it read, or that asks for a `part`."""
@@ -751,7 +762,7 @@ def _analysed(
     cache, _ = open_cache(request.cache_dir, [*request.paths, *request.crd_paths])
     # A long-lived process keeps the sets the search joined objects into (`resident.graph`).
     kept = resident.graph if resident is not None else None
-    scoped = summaries.scope(cache, index, files, deleted, hosts, kept)
+    scoped = summaries.scope(cache, index, files, deleted, hosts, kept, exact=part is not None and exact)
     if scoped is None:
         return loaded, None
     reduced = dataclasses.replace(index, objects=scoped.objects)  # the same index of fewer objects

@@ -272,7 +272,9 @@ def introduced(
             # the part it analysed covers this one (the hook's next commit).
             before = kept.recall_members(part)
         if before is None:
-            linted = lint(base.request, part=part, resident=resident)
+            # Only the part's own findings are matched: its objects are the members, not what a
+            # change of them could move as well (policylint.semantics.directed `searched`).
+            linted = lint(base.request, part=part, resident=resident, exact=True)
             before = frozenset(
                 f.fingerprint for f in linted.findings if f.object in part[1] or (f.object is None and f.file in part[0])
             )

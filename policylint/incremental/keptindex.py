@@ -104,9 +104,11 @@ def scope(
     origin_files: frozenset[str],
     removed: Sequence[ObjectKey],
     made: Made,
+    exact: bool = False,
 ) -> Scoped | Undecided | None:
     """`components.scope`'s answer for these objects with the search directed, from the kept
-    index patched for the files that differ from it; UNDECIDED where it cannot be had so."""
+    index patched for the files that differ from it; UNDECIDED where it cannot be had so.
+    `exact`: as `components.scope`'s."""
     name = entry_name(cache, made)
     kept = _read(cache, name, rows)
     if kept is None:
@@ -137,7 +139,7 @@ def scope(
         for f, outline in outlines.items():
             refs[starts[f] : starts[f + 1]] = outline.references
         _write(cache, name, rows, graph, firsts, kept.named, refs)
-    return _searched(graph, roster, starts, origin_files, removed, firsts, outlines)
+    return _searched(graph, roster, starts, (origin_files, removed, exact), firsts, outlines)
 
 
 def remember(cache: ParseCache, graph: PartGraph, rows: list[list[object]], made: Made) -> None:
@@ -178,13 +180,14 @@ def _searched(
     graph: directed._Graph,
     roster: Roster,
     starts: list[int],
-    origin_files: frozenset[str],
-    removed: Sequence[ObjectKey],
+    asked: tuple[frozenset[str], Sequence[ObjectKey], bool],
     firsts: list[int],
     outlines: dict[int, Outline],
 ) -> Scoped | Undecided | None:
     """`components.scope`'s directed answer over the patched index (its declines, shares and
-    context, read off the index)."""
+    context, read off the index); `asked`: the origin files, the keys removed, and whether the
+    members are those alone (`components.scope_exact`)."""
+    origin_files, removed, exact = asked
     origins = [
         i
         for f, (file, objects) in enumerate(roster.files)
@@ -197,7 +200,7 @@ def _searched(
         k.namespace is None and k.kind != "Namespace" for k in removed
     ):
         return None
-    found = directed.searched(graph, origins, removed)
+    found = directed.searched(graph, origins, removed, exact=exact)
     if found is None:
         return UNDECIDED  # declined: the sets answer it
     members, analysed = found

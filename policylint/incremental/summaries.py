@@ -49,12 +49,14 @@ def scope(
     removed: Iterable[ObjectKey],
     hosts: Mapping[tuple[str, str], str],
     graph: PartGraph | None = None,
+    exact: bool = False,
 ) -> Scoped | None:
     """`components.scope` of the index's objects, file by file, read back
     when `cache` holds it (and kept for the next run), unless the sets are kept in memory (`graph`)
     from an earlier run. Read back, only the part's objects are built of the files outside it
-    (`index.roster`, policylint.k8s.roster)."""
+    (`index.roster`, policylint.k8s.roster). `exact`: as `components.scope`'s."""
     files = frozenset(origin_files)
+    search = components.scope_exact if exact else components.scope
     removed = sorted(set(removed), key=lambda k: _dumps(_key_row(k)))  # a namespace may be None
     roster = index.roster
     if roster is None:
@@ -70,7 +72,7 @@ def scope(
         # With the sets kept in memory (a language server, a change's base side after its other
         # side), the search costs what the change does: less than hashing every object's key for
         # the entry.
-        scoped = components.scope(roster, files, removed, hosts=hosts, kept=graph)
+        scoped = search(roster, files, removed, hosts=hosts, kept=graph)
         if cache is not None and graph is not None and len(roster) >= components.MIN_OBJECTS:
             _leave_index(cache, index, roster, graph, hosts)
         return scoped
@@ -79,7 +81,7 @@ def scope(
     # findings too, so no later run of the process needs the sets.
     made = (index.kinds, index.options.default_namespace, index.roster is not None)
     rows = roster.file_rows(index.content_keys, index.kinds.is_cluster_scoped)
-    entry = _part_entry(cache, rows, files, removed, hosts, made) if rows is not None else None
+    entry = _part_entry(cache, rows, files, removed, hosts, made, exact) if rows is not None else None
     if entry is not None:
         kept = _recall_part(cache, entry, roster)
         if kept is not None:
@@ -87,7 +89,7 @@ def scope(
     # The directed index of an earlier run, patched for the files changed since
     # (policylint.incremental.keptindex).
     if rows is not None:
-        found = keptindex.scope(cache, roster, rows, files, removed, (*made[1:], hosts))
+        found = keptindex.scope(cache, roster, rows, files, removed, (*made[1:], hosts), exact)
         if not isinstance(found, keptindex.Undecided):
             if entry is not None:
                 _remember_part(cache, entry, roster, found)
@@ -95,7 +97,7 @@ def scope(
     # The references of the objects of unchanged files are what their shells kept
     # (policylint.incremental.shells): only the files read again are walked.
     graph = graph if graph is not None else PartGraph()
-    scoped = components.scope(roster, files, removed, hosts=hosts, kept=graph)
+    scoped = search(roster, files, removed, hosts=hosts, kept=graph)
     if rows is not None:
         keptindex.remember(cache, graph, rows, (*made[1:], hosts))
     if entry is not None:
@@ -156,18 +158,23 @@ def _part_entry(
     removed: Sequence[ObjectKey],
     hosts: Mapping[tuple[str, str], str],
     made: tuple[KindRegistry, str, bool],
+    exact: bool = False,
 ) -> str:
     """The entry of the part `components.scope` finds for these inputs, the files' `rows`
     (`Roster.file_rows`: None when a file of an object has no content key, standard input, whose
     objects no key can stand for). The objects' keys, and what the search reads of them, are a
     function of their files' bytes, of whether each of their kinds is cluster-scoped and of the
     default namespace (`made`): those are hashed, file by file, rather than every object's key;
-    and whether the objects' places are in the files' input order (a roster) or the index's."""
+    and whether the objects' places are in the files' input order (a roster) or the index's; and
+    whether the members are the origins alone (`exact`), which another search with the same
+    origins does not find."""
     _, default_namespace, in_input_order = made
     h = hashlib.blake2b(digest_size=20)
     h.update(FORMAT.to_bytes(2, "big") + _code())
     h.update(_dumps([default_namespace, in_input_order, rows]))
     h.update(_dumps([sorted(files), [_key_row(k) for k in removed], sorted([list(k), v] for k, v in hosts.items())]))
+    if exact:  # the entries of a change's search named as before
+        h.update(b"exact")
     return cache.named(_PART, h.digest())
 
 

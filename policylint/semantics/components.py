@@ -107,8 +107,35 @@ def scope(
     (policylint.semantics.partgraph), brought to these objects and kept for the next. Of a
     roster's objects told by what was kept of their files (policylint.k8s.roster), only those the
     part holds are built."""
-    min_objects = MIN_OBJECTS if min_objects is None else min_objects
-    max_share = MAX_SHARE if max_share is None else max_share
+    limits = (MIN_OBJECTS if min_objects is None else min_objects, MAX_SHARE if max_share is None else max_share)
+    return _scope(objects, origin_files, removed, hosts, limits, kept, exact=False)
+
+
+def scope_exact(
+    objects: Sequence[K8sObject],
+    origin_files: Iterable[str],
+    removed: Iterable[ObjectKey] = (),
+    *,
+    hosts: Mapping[tuple[str, str], str] | None = None,
+    kept: PartGraph | None = None,
+) -> Scoped | None:
+    """`scope` where the findings wanted are those of the objects of `origin_files` and of the
+    objects bearing the keys `removed` alone (the gate's base side: policylint.commands.change),
+    not those a change of them could move: the directed search takes them as the members
+    (`directed.searched`'s `exact`); the sets' members hold them and more."""
+    return _scope(objects, origin_files, removed, hosts, (MIN_OBJECTS, MAX_SHARE), kept, exact=True)
+
+
+def _scope(
+    objects: Sequence[K8sObject],
+    origin_files: Iterable[str],
+    removed: Iterable[ObjectKey],
+    hosts: Mapping[tuple[str, str], str] | None,
+    limits: tuple[int, float],
+    kept: PartGraph | None,
+    exact: bool,
+) -> Scoped | None:
+    min_objects, max_share = limits
     if len(objects) < min_objects:
         return None
     files = frozenset(origin_files)
@@ -133,7 +160,7 @@ def scope(
         by_sets = _by_sets(found, origins, removed, cluster_origins)
         if len(by_sets) > SETS_FIRST * len(objects):
             by_sets = None
-    directed = _directed(found, origins, removed) if DIRECTED and by_sets is None else None
+    directed = _directed(found, origins, removed, exact) if DIRECTED and by_sets is None else None
     if directed is not None:
         members, analysed = directed
         if len(members) > max_share * len(objects):
@@ -162,7 +189,7 @@ def _by_sets(found: _Found, origins: list[int], removed: list[ObjectKey], cluste
     return [i for i, label in enumerate(found.sets) if label in roots]
 
 
-def _directed(found: _Found, origins: list[int], removed: list[ObjectKey]) -> tuple[list[int], set[int]] | None:
+def _directed(found: _Found, origins: list[int], removed: list[ObjectKey], exact: bool) -> tuple[list[int], set[int]] | None:
     """The members, ascending, and the analysed objects of a search that follows what reads what
     (policylint.semantics.directed); None where it declines: the joins of this search that are no
     reference with a direction (hosts of a service registry, classes joined to their Gateways),
@@ -171,7 +198,8 @@ def _directed(found: _Found, origins: list[int], removed: list[ObjectKey]) -> tu
     # read only where the search declines.
     if found.graph.hosts or not (found.graph.classes_apart() or not found.merged):
         return None
-    searched = directed.search(found.names, found.namespaces_of, found.kinds, found.refs, origins, removed, found.graph.directed)
+    search = directed.search_exact if exact else directed.search
+    searched = search(found.names, found.namespaces_of, found.kinds, found.refs, origins, removed, found.graph.directed)
     if searched is None:
         return None
     members, analysed = searched

@@ -338,32 +338,78 @@ def search(
     (`components._Found.context`) and checks for classes joined, hosts and selectors across
     namespaces, which the graph knows. `kept`: the index of this process's last search, patched
     where it can be (`Kept.index`) and kept for the next."""
+    graph = _index(names, namespaces, kinds, refs, origins, removed, kept)
+    return searched(graph, origins, removed) if graph is not None else None
+
+
+def search_exact(
+    names: Sequence[str],
+    namespaces: Sequence[str | None],
+    kinds: Sequence[tuple[str, str]],
+    refs: Sequence[Sequence[Reference]],
+    origins: Sequence[int],
+    removed: Sequence[ObjectKey],
+    kept: Kept | None = None,
+) -> tuple[set[int], set[int]] | None:
+    """`search` where the objects at `origins` and those bearing the keys `removed` are the
+    members (`searched`'s `exact`)."""
+    graph = _index(names, namespaces, kinds, refs, origins, removed, kept)
+    return searched(graph, origins, removed, exact=True) if graph is not None else None
+
+
+def _index(
+    names: Sequence[str],
+    namespaces: Sequence[str | None],
+    kinds: Sequence[tuple[str, str]],
+    refs: Sequence[Sequence[Reference]],
+    origins: Sequence[int],
+    removed: Sequence[ObjectKey],
+    kept: Kept | None,
+) -> _Graph | None:
+    """The index a search reads (`Kept.index`, or built), None where the search declines."""
     # A Namespace among the changed objects is taken (the module docstring, "A Namespace changed");
     # any other cluster-scoped origin, and a Namespace removed, decline.
     if any(namespaces[i] is None and kinds[i] != _NAMESPACE for i in origins) or any(k.namespace is None for k in removed):
         return None  # before the index is built
-    graph = kept.index(names, namespaces, kinds, refs) if kept is not None else _Graph(names, namespaces, kinds, refs)
-    return searched(graph, origins, removed)
+    return kept.index(names, namespaces, kinds, refs) if kept is not None else _Graph(names, namespaces, kinds, refs)
 
 
-def searched(graph: _Graph, origins: Sequence[int], removed: Sequence[ObjectKey]) -> tuple[set[int], set[int]] | None:
+def searched(
+    graph: _Graph, origins: Sequence[int], removed: Sequence[ObjectKey], *, exact: bool = False
+) -> tuple[set[int], set[int]] | None:
     """`search` over an index made already (a kept one, policylint.incremental.keptindex), with
-    the same declines."""
+    the same declines. `exact`: the findings wanted are those of the objects at `origins` and of
+    the objects bearing the keys `removed`, not those a change of them could move (the gate's
+    base side, which matches the change's findings by their objects: policylint.commands.change),
+    so they are the members, and what is analysed is what their findings read, as for any
+    members (the module docstring, "What is analysed"). The members a change has besides its
+    objects (their namespaces' objects, their readers, the objects a hint may take for them) are
+    there for the findings a change moves, which a run asking for these objects' own does not
+    report."""
     names, namespaces, kinds = graph.names, graph.namespaces, graph.kinds
-    declared = {names[i] for i in origins if namespaces[i] is None and kinds[i] == _NAMESPACE}
     if any(namespaces[i] is None and kinds[i] != _NAMESPACE for i in origins) or any(k.namespace is None for k in removed):
         return None
-    # A changed Namespace makes its namespace's objects origins, as a changed object of it does.
-    origin_namespaces = {namespaces[i] for i in origins if namespaces[i] is not None} | {k.namespace for k in removed} | declared
-    origin_names = {names[i] for i in origins} | {k.name for k in removed}
-    # Every object of a changed namespace, naming into one, or whose reference finding nothing
-    # a hint may take for a changed object's name.
-    seeds = graph.seeds(origins, origin_namespaces, origin_names)
-    for key in removed:
-        seeds.update(graph.naming.get((key.namespace, key.name), ()))
-    # What the changed objects read, and every object reading any of it: siblings, whose findings
-    # may note a changed object they do not read themselves.
-    seeds |= graph.closure(graph.closure(origins), backward=True)
-    members = graph.closure(seeds, backward=True)
+    if exact:
+        members = set(origins) | _bearing(graph, removed)
+    else:
+        # A changed Namespace makes its namespace's objects origins, as a changed object of it does.
+        origin_namespaces = {namespaces[i] for i in origins if namespaces[i] is not None} | {k.namespace for k in removed}
+        origin_namespaces |= {names[i] for i in origins if namespaces[i] is None and kinds[i] == _NAMESPACE}
+        origin_names = {names[i] for i in origins} | {k.name for k in removed}
+        # Every object of a changed namespace, naming into one, or whose reference finding
+        # nothing a hint may take for a changed object's name.
+        seeds = graph.seeds(origins, origin_namespaces, origin_names)
+        for key in removed:
+            seeds.update(graph.naming.get((key.namespace, key.name), ()))
+        # What the changed objects read, and every object reading any of it: siblings, whose
+        # findings may note a changed object they do not read themselves.
+        seeds |= graph.closure(graph.closure(origins), backward=True)
+        members = graph.closure(seeds, backward=True)
     analysed = graph.closure(graph.closure(graph.closure(members), backward=True))
     return members, analysed
+
+
+def _bearing(graph: _Graph, keys: Sequence[ObjectKey]) -> set[int]:
+    """The places of the objects bearing `keys` (each of a duplicated key)."""
+    kinds = graph.kinds
+    return {i for key in keys for i in graph.defined.get((key.namespace, key.name), ()) if kinds[i] == (key.group, key.kind)}

@@ -59,10 +59,11 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[Any]]]:
         resident: Any = None,
         discovered: Any = None,
         content_keys: Any = None,
+        exact: bool = False,
     ) -> pipeline.LintResult:
         seen["runs"].append(request)
         seen["residents"].append(resident)
-        return real_lint(request, part, resident, discovered, content_keys)
+        return real_lint(request, part, resident, discovered, content_keys, exact)
 
     def relabel(self: partgraph.PartGraph, slots: Any, affected: Any) -> None:
         seen["joined"].append(len(slots))

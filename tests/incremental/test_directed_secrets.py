@@ -330,6 +330,14 @@ def differential(root: Path, cache: Path, seed: int, steps: int, n: int, reach: 
         searched += found is not None
         return found
 
+    real_exact = directed.search_exact
+
+    def counted_exact(*args: Any, **kwargs: Any) -> Any:
+        nonlocal searched
+        found = real_exact(*args, **kwargs)  # the base side's part (components.scope_exact)
+        searched += found is not None
+        return found
+
     rng = random.Random(seed)
     files = corpus(seed, n, reach)
     _committed(root, files)
@@ -343,6 +351,7 @@ def differential(root: Path, cache: Path, seed: int, steps: int, n: int, reach: 
         run = _text if step % 2 else check
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(directed, "search", counted)
+            patch.setattr(directed, "search_exact", counted_exact)
             patch.setattr(components, "MAX_SHARE", 1.0)
             cold = run(*mode, "--no-cache")
         with pytest.MonkeyPatch.context() as patch:

@@ -110,9 +110,10 @@ def runs(monkeypatch: pytest.MonkeyPatch, without_kept_results: None) -> list[Li
         resident: Any = None,
         discovered: Any = None,
         content_keys: Any = None,
+        exact: bool = False,
     ) -> pipeline.LintResult:
         made.append(request)
-        return real(request, part, resident, discovered, content_keys)
+        return real(request, part, resident, discovered, content_keys, exact)
 
     monkeypatch.setattr(pipeline, "_lint", counted)
     return made
@@ -1066,8 +1067,10 @@ def test_the_base_is_analysed_in_the_part_the_findings_reported_can_depend_on(
     analysed: list[tuple[bool, int, int]] = []  # (the base's run, objects analysed, objects read)
     real = pipeline._analysed
 
-    def recorded(request: LintRequest, sources: Any, loaded: Any, part: Any = None, resident: Any = None) -> Any:
-        project, members = real(request, sources, loaded, part, resident)
+    def recorded(
+        request: LintRequest, sources: Any, loaded: Any, part: Any = None, resident: Any = None, exact: bool = False
+    ) -> Any:
+        project, members = real(request, sources, loaded, part, resident, exact)
         analysed.append((request.sources is not None, len(project.index.objects), len(loaded.index.objects)))
         return project, members
 
