@@ -422,27 +422,33 @@ def generate() -> dict[str, str]:
     return files
 
 
+def write_package(target: Path, files: Mapping[str, str], check: bool, stale: str) -> int:
+    """Write a generated package's `files` (name -> text) into `target`, removing the modules it
+    no longer holds; or, with `check`, only say (`stale`, on standard error, and 1) whether the
+    committed package is other than that. Shared by the generators of generated code
+    (policylint.k8s.cel.keycodegen too)."""
+    if check:
+        there = {p.name for p in target.glob("*.py")}
+        differ = [n for n, text in files.items() if not (target / n).exists() or (target / n).read_text(encoding="utf-8") != text]
+        if differ or there != set(files):
+            print(stale, file=sys.stderr)
+            return 1
+        return 0
+    target.mkdir(exist_ok=True)
+    for path in target.glob("*.py"):
+        if path.name not in files:
+            path.unlink()
+    for name, text in files.items():
+        (target / name).write_text(text, encoding="utf-8")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if the committed package is not what this writes")
     args = parser.parse_args(argv)
-    files = generate()
-    if args.check:
-        there = {p.name for p in TARGET.glob("*.py")}
-        stale = sorted(
-            n for n, text in files.items() if not (TARGET / n).exists() or (TARGET / n).read_text(encoding="utf-8") != text
-        )
-        if stale or there != set(files):
-            print(f"{TARGET.name}/ is not what `python -m policylint.k8s.schemacodegen` writes from {DATA.name}", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.mkdir(exist_ok=True)
-    for path in TARGET.glob("*.py"):
-        if path.name not in files:
-            path.unlink()
-    for name, text in files.items():
-        (TARGET / name).write_text(text, encoding="utf-8")
-    return 0
+    stale = f"{TARGET.name}/ is not what `python -m policylint.k8s.schemacodegen` writes from {DATA.name}"
+    return write_package(TARGET, generate(), args.check, stale)
 
 
 if __name__ == "__main__":

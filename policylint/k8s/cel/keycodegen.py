@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from policylint.k8s.cel.convert import _Info, _info
 from policylint.k8s.cel.keycode import signature
 from policylint.k8s.cel.program import node_rules, read_together
 from policylint.k8s.cel.projection import Need
+from policylint.k8s.schemacodegen import write_package
 
 TARGET = Path(__file__).parents[1] / "celkeys"
 
@@ -280,23 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if the committed package is not what this writes")
     args = parser.parse_args(argv)
-    files = generate()
-    if args.check:
-        there = {p.name for p in TARGET.glob("*.py")}
-        stale = sorted(
-            n for n, text in files.items() if not (TARGET / n).exists() or (TARGET / n).read_text(encoding="utf-8") != text
-        )
-        if stale or there != set(files):
-            print(f"{TARGET.name}/ is not what `python -m policylint.k8s.cel.keycodegen` writes", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.mkdir(exist_ok=True)
-    for path in TARGET.glob("*.py"):
-        if path.name not in files:
-            path.unlink()
-    for name, text in files.items():
-        (TARGET / name).write_text(text, encoding="utf-8")
-    return 0
+    stale = f"{TARGET.name}/ is not what `python -m policylint.k8s.cel.keycodegen` writes"
+    return write_package(TARGET, generate(), args.check, stale)
 
 
 if __name__ == "__main__":
