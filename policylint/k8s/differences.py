@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from policylint.identity import IdentityMap
-from policylint.k8s.schemas import BUILT, COMBINED
+from policylint.k8s.schemas import BUILT, COMBINED, built_digest
 from policylint.k8s.schemawalk import CHECKED
 from policylint.k8s.verdicts import VALIDATIONS
 from policylint.values import record
@@ -128,7 +128,7 @@ def _written(first: Mapping[str, Any], other: Mapping[str, Any]) -> Any:
     if not _WRITTEN:
         if not BUILT:
             return _UNSET  # no bundled schema read yet: neither is one
-        _WRITTEN.append(_read_data(*BUILT[-1]))
+        _WRITTEN.append(_read_data(BUILT[-1][0], built_digest()))
     data = _WRITTEN[0]
     if data is None:
         return _UNSET
@@ -140,15 +140,14 @@ def _written(first: Mapping[str, Any], other: Mapping[str, Any]) -> Any:
     return row if row is None or row is _UNSET else _made(data, row)
 
 
-def _read_data(built: list[Any], blob: bytes) -> Any:
+def _read_data(built: list[Any], digest: str) -> Any:
     """The data bound to the built table, or None where its digest is another table's (or it
     cannot be read): every pair is then worked out."""
-    import hashlib
     import json
 
     try:
         raw = json.loads(DATA.read_bytes())
-        if raw["table"] != hashlib.sha256(blob).hexdigest():
+        if raw["table"] != digest:
             return None
         pairs = {(a, b): row for a, b, row in raw["pairs"]}
         roots = {id(built[n]): n for pair in pairs for n in pair}

@@ -142,6 +142,19 @@ def _table() -> tuple[list[Any], Mapping[str, int]]:
 # out as code (policylint.k8s.schemacode) are bound to it, and only where it is the one they were
 # generated from.
 BUILT: list[tuple[list[Any], bytes]] = []
+_DIGEST: list[tuple[bytes, str]] = []  # the last table's member and its sha256, once worked out
+
+
+def built_digest() -> str:
+    """The sha256 of the archive member the last table was built from (`BUILT`): what the code
+    and data written ahead of the run are bound by (policylint.k8s.schemacode,
+    policylint.k8s.cel.keycode, policylint.k8s.differences), worked out once per table for all three."""
+    blob = BUILT[-1][1]
+    if not _DIGEST or _DIGEST[0][0] is not blob:
+        import hashlib
+
+        _DIGEST[:] = [(blob, hashlib.sha256(blob).hexdigest())]
+    return _DIGEST[0][1]
 
 
 # The archive's table of nodes, and the key of a reference to a node there (`_table`).

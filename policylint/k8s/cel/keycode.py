@@ -11,7 +11,6 @@ given with `--crd`) among them, the projector is made as before.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 from collections.abc import Mapping
 from typing import Any
@@ -53,9 +52,9 @@ def signature(need: Need, numbered: bool) -> str:
 def _bind() -> None:
     from policylint.k8s.celkeys import MODULES, TABLE
 
-    built, blob = schemas.BUILT[-1]
+    built = schemas.BUILT[-1][0]
     _BOUND.append(built)
-    if hashlib.sha256(blob).hexdigest() != TABLE:
+    if schemas.built_digest() != TABLE:
         return  # another table than the functions were written from: every projector is made
     for number, (module, written_for) in MODULES.items():
         if number < len(built):
